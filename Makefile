@@ -1,0 +1,48 @@
+# Set-up and entry points. Everything a fresh machine needs is installed here, idempotently.
+PY      ?= python3
+VENV    ?= .venv
+TRITON  ?= 3.9.0
+# an older release the slow tests need (real internal compiler errors live there); its own venv, cached
+OLD_TRITON ?= 3.4.0
+OLD_VENV   ?= .venv-triton-$(OLD_TRITON)
+LLD     := /usr/lib/llvm-22/bin/ld.lld
+LLC     := /usr/lib/llvm-22/bin/llc
+BUDGET  ?= 2m
+TARGETS ?= gfx942
+JOBS    ?= 2
+
+.PHONY: setup setup-old tools fuzz-demo test test-fast bench clean
+
+tools: $(LLD) $(LLC)
+$(LLD) $(LLC):
+	@command -v apt-get >/dev/null || { echo "need Debian's lld-22 and llvm-22 (apt-get install lld-22 llvm-22)"; exit 1; }
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lld-22 llvm-22 >/dev/null
+
+$(VENV)/.installed: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check "triton==$(TRITON)" -e '.[test]'
+	touch $@
+setup: tools $(VENV)/.installed
+
+$(OLD_VENV)/.installed: pyproject.toml
+	$(PY) -m venv $(OLD_VENV)
+	$(OLD_VENV)/bin/pip install -q --disable-pip-version-check "triton==$(OLD_TRITON)" -e .
+	touch $@
+setup-old: tools $(OLD_VENV)/.installed
+
+# README command 1: a real, short fuzz campaign on this (CPU-only) machine
+fuzz-demo: setup
+	$(VENV)/bin/gfxhound fuzz --target $(TARGETS) --budget $(BUDGET) --workers $(JOBS) --corpus corpus-demo
+
+# README command 2: the test suite (real compiles, real worker crashes, an older Triton release for real bugs)
+test: setup setup-old
+	GFXHOUND_OLD_PYTHON=$(CURDIR)/$(OLD_VENV)/bin/python $(VENV)/bin/pytest -n $(JOBS) -q tests
+
+test-fast: setup
+	$(VENV)/bin/pytest -n $(JOBS) -q -m "not slow" tests
+
+bench: setup
+	$(VENV)/bin/python -P bench/throughput.py
+
+clean:
+	rm -rf $(VENV) $(OLD_VENV) corpus-demo

@@ -1,0 +1,169 @@
+"""What the installed Triton and each target accept, decided once per campaign.
+
+Two sources: introspection (option fields, language functions and their keywords, default dot precisions), and
+probe kernels compiled through the normal worker pool (dot per dtype, AMD knob values). A probe only removes a
+feature when the compiler *rejects* it as a user error; a probe that crashes the compiler keeps the feature, so
+probing never hides a bug from the campaign.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from dataclasses import asdict, dataclass, field
+
+from gfxhound.spec import KernelSpec, Launch
+
+CAPS_VERSION = 1
+ATOMIC_SEMS = ["relaxed", "acquire", "release", "acq_rel"]
+ATOMIC_SCOPES = ["gpu", "cta", "sys"]
+KNOB_CANDIDATES = {
+    "waves_per_eu": [0, 1, 2, 4],
+    "matrix_instr_nonkdim": [0, 16, 32],
+    "kpack": [1, 2],
+    "schedule_hint": ["none", "attention"],
+}
+DOT_DTYPES = ["fp32", "fp16", "bf16", "i8"]
+
+
+@dataclass
+class Capabilities:
+    triton_version: str
+    arch: str
+    features: list = field(default_factory=list)
+    input_precisions: list = field(default_factory=lambda: ["ieee"])
+    atomic_sems: list = field(default_factory=lambda: list(ATOMIC_SEMS))
+    atomic_scopes: list = field(default_factory=lambda: list(ATOMIC_SCOPES))
+    knobs: dict = field(default_factory=dict)  # option name -> accepted values
+    env_knobs: dict = field(default_factory=dict)  # environment knob -> values
+    probes: dict = field(default_factory=dict)  # probe name -> verdict seen
+    version: int = CAPS_VERSION
+
+    def has(self, key: str) -> bool:
+        return key in self._feature_set()
+
+    def _feature_set(self):
+        cached = getattr(self, "_fs", None)
+        if cached is None or len(cached) != len(self.features):
+            cached = set(self.features)
+            object.__setattr__(self, "_fs", cached)
+        return cached
+
+    def to_json(self):
+        data = asdict(self)
+        return data
+
+    @classmethod
+    def from_json(cls, data):
+        data = dict(data)
+        data.pop("_fs", None)
+        return cls(**data)
+
+    def dumps(self):
+        return json.dumps(self.to_json(), indent=1, sort_keys=True)
+
+
+def introspect(arch: str) -> Capabilities:
+    """Capabilities readable without compiling (runs wherever triton imports)."""
+    import triton
+    import triton.language as tl
+    from triton.backends.amd.compiler import HIPBackend, HIPOptions
+    from triton.backends.compiler import GPUTarget
+
+    from gfxhound.compat import warp_size
+    from .ops import MATH_OPS, REGISTRY
+
+    features = []
+    for op in REGISTRY.values():
+        if op.needs.startswith("op:") and hasattr(tl, op.needs[3:]):
+            features.append(op.needs)
+    if "num_stages" in inspect.signature(tl.range.__init__).parameters:
+        features.append("loop:num_stages")
+    try:  # tl.cumsum is wrapped by decorators that hide its signature: read the defining source
+        if re.search(r"def cumsum\([^)]*reverse", inspect.getsource(inspect.getmodule(tl.standard))):
+            features.append("scan:reverse")
+    except (OSError, TypeError, AttributeError):
+        pass
+    to_params = inspect.signature(tl.tensor.to).parameters
+    if "fp_downcast_rounding" in to_params:
+        features.append("cast:rounding")
+    fields = set(getattr(HIPOptions, "__dataclass_fields__", {}))
+    knobs = {name: list(values) for name, values in KNOB_CANDIDATES.items() if name in fields}
+    precisions = ["ieee"]
+    try:
+        backend = HIPBackend(GPUTarget("hip", arch, warp_size(arch)))
+        options = backend.parse_options({})
+        precisions = sorted(set(options.allowed_dot_input_precisions))
+        features.append("target")
+    except Exception:  # noqa: BLE001 - an unknown target is reported by the campaign, not here
+        pass
+    env_knobs = {}
+    knobs_module = getattr(triton, "knobs", None)
+    if knobs_module is not None and hasattr(getattr(knobs_module, "amd", None), "use_buffer_ops"):
+        env_knobs["AMDGCN_USE_BUFFER_OPS"] = ["0", "1"]
+    features += [f"math:{name}:{dt}" for name in MATH_OPS for dt in ("fp16", "bf16")]
+    return Capabilities(triton.__version__, arch, sorted(features) + [f"dot:{d}" for d in DOT_DTYPES],
+                        precisions, knobs=knobs, env_knobs=env_knobs)
+
+
+def _dot_probe(dtype, options=None):
+    """A 16x16x16 dot kernel: the smallest kernel that says whether a dtype/knob is accepted for dots."""
+    body = [{"op": "load", "args": [1], "attrs": {"masked": True}},
+            {"op": "load", "args": [0], "attrs": {"masked": True}},
+            {"op": "dot", "args": [0, 0], "attrs": {}},
+            {"op": "store", "args": [0, 0], "attrs": {}}]
+    out = "i32" if dtype == "i8" else "fp32"
+    return KernelSpec(blocks={"M": 16, "N": 16, "K": 16}, sizes={"M": 16, "N": 16, "K": 16}, grid="MN",
+                      inputs=[{"dtype": dtype, "axes": "MK", "order": "row"},
+                              {"dtype": dtype, "axes": "KN", "order": "row"}],
+                      scalars=[], outputs=[{"dtype": out, "axes": "MN", "mode": "store"}], body=body,
+                      launch=Launch(num_warps=4, num_stages=2, options=dict(options or {})))
+
+
+def _math_probe(name, dtype):
+    body = [{"op": "load", "args": [0], "attrs": {"masked": True}},
+            {"op": name, "args": [0], "attrs": {}},
+            {"op": "store", "args": [0, 0], "attrs": {}}]
+    return KernelSpec(blocks={"M": 16, "N": 16, "K": 16}, sizes={"M": 16, "N": 16, "K": 16}, grid="M",
+                      inputs=[{"dtype": dtype, "axes": "M", "order": "row"}], scalars=[],
+                      outputs=[{"dtype": dtype, "axes": "M", "mode": "store"}], body=body, launch=Launch())
+
+
+def probe_specs(caps: Capabilities) -> dict:
+    """Name -> probe spec; each is compiled for caps.arch and judged by its verdict."""
+    from .ops import MATH_OPS
+    probes = {f"dot:{d}": _dot_probe(d) for d in DOT_DTYPES}
+    probes.update({f"math:{n}:{d}": _math_probe(n, d) for n in MATH_OPS for d in ("fp16", "bf16")
+                   if caps.has(f"op:{n}")})
+    for name, values in caps.knobs.items():
+        for value in values[1:]:
+            probes[f"knob:{name}={value}"] = _dot_probe("fp16", {name: value})
+    return probes
+
+
+def finish(caps: Capabilities, verdicts: dict) -> Capabilities:
+    """Drop what probes showed the compiler rejects as a user error; keep anything that crashed it."""
+    features = set(caps.features)
+    knobs = {name: list(values) for name, values in caps.knobs.items()}
+    for name, verdict in verdicts.items():
+        if verdict != "user_error":
+            continue
+        if name.startswith(("dot:", "math:")):
+            features.discard(name)
+        elif name.startswith("knob:"):
+            knob, value = name[5:].split("=", 1)
+            knobs[knob] = [v for v in knobs.get(knob, []) if str(v) != value]
+    return Capabilities(caps.triton_version, caps.arch, sorted(features), caps.input_precisions, caps.atomic_sems,
+                        caps.atomic_scopes, knobs, caps.env_knobs, dict(verdicts))
+
+
+def assume_all(arch: str, triton_version: str = "any") -> Capabilities:
+    """Everything on: for rendering specs where no probing happened (tests, replay of stored specs)."""
+    from .ops import REGISTRY
+    feats = {op.needs for op in REGISTRY.values() if op.needs}
+    feats |= {"loop:num_stages", "scan:reverse", "cast:rounding", "target"} | {f"dot:{d}" for d in DOT_DTYPES}
+    from .ops import MATH_OPS
+    feats |= {f"math:{n}:{d}" for n in MATH_OPS for d in ("fp16", "bf16")}
+    return Capabilities(triton_version, arch, sorted(feats), ["ieee", "tf32"],
+                        knobs={k: list(v) for k, v in KNOB_CANDIDATES.items()},
+                        env_knobs={"AMDGCN_USE_BUFFER_OPS": ["0", "1"]})

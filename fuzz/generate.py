@@ -1,0 +1,36 @@
+"""A deterministic stream of specs from a seed, driven by Hypothesis.
+
+Why fuzz_one_input and not ``strategy.example()``: it is Hypothesis's entry point for external drivers, it is
+reproducible from the bytes we feed it (a campaign seed fixes every kernel), and it is fast (no database, no
+shrinking, no health checks per example).
+"""
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+
+from .strategies import kernel_specs
+
+BUFFER_BYTES = 4096
+
+
+def spec_stream(caps, seed: int, max_ops: int = 24):
+    """Yield KernelSpecs forever; the same (caps, seed) yields the same specs."""
+    rng = random.Random(seed)
+    captured = []
+
+    @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=1)
+    @given(kernel_specs(caps, max_ops))
+    def capture(spec):
+        captured.append(spec)
+
+    index = 0
+    while True:
+        captured.clear()
+        capture.hypothesis.fuzz_one_input(rng.randbytes(BUFFER_BYTES))
+        if captured:
+            spec = captured[0]
+            spec.meta.update({"seed": seed, "index": index})
+            index += 1
+            yield spec

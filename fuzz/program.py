@@ -1,0 +1,344 @@
+"""Resolve a KernelSpec into a typed program and Triton source.
+
+Operands are relative references: a statement names "the k-th most recent earlier value that this slot accepts".
+This module is the single place that turns those numbers into values, for the renderer (source), the generator
+(which draws references against the same Env) and coverage. A statement whose operands cannot be resolved, or
+whose attributes no longer fit its operands (after shrinking), is dropped, never rendered invalid.
+
+The undefined-behaviour rules that depend on context are enforced here: a load is left unmasked only where every
+address is in bounds for the spec's sizes, and stores go only to outputs that span the launch grid.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from . import dtypes as D
+from .ops import REGISTRY, VType
+
+
+@dataclass
+class Value:
+    name: str
+    type: VType
+    strides: tuple = ()  # pointer values: the names of their stride arguments
+    from_load: bool = False  # derived from a load inside the innermost enclosing loop (coverage: K-loops)
+    uses: int = 0
+
+    @property
+    def base(self):
+        return self.name
+
+    def __str__(self):
+        return self.name
+
+    __format__ = lambda self, spec: format(self.name, spec)  # noqa: E731  (emitters write f"{value}")
+
+
+PINNED_FAMILIES = ("elementwise", "math", "select")
+NARROW = ("fp16", "bf16", "i8")
+
+
+def carriable(env):
+    """Values a loop may carry: tensors and scalars, but never constexprs (their type could not stay fixed)."""
+    return [v for v in env.values if v.type.kind == "t" and v.type.mode != "constexpr"]
+
+
+class Env:
+    """The values visible at one point of the kernel; children see their parent's values, not the other way."""
+
+    def __init__(self, values=None, outputs=None):
+        self.values: list[Value] = list(values or [])
+        self.outputs: list[Value] = outputs if outputs is not None else []
+
+    def child(self) -> "Env":
+        return Env(self.values, self.outputs)
+
+    def define(self, value: Value) -> Value:
+        self.values.append(value)
+        return value
+
+    def candidates(self, op, slot, chosen_types) -> list[Value]:
+        pool = self.outputs if op.name in ("store", "atomic") and slot == op.arity - 1 else self.values
+        return [v for v in pool if op.accepts(slot, v.type, tuple(chosen_types))]
+
+    def resolve(self, op, refs) -> list[Value] | None:
+        if len(refs) != op.arity:
+            return None
+        chosen: list[Value] = []
+        for slot, ref in enumerate(refs):
+            cands = self.candidates(op, slot, [v.type for v in chosen])
+            if not cands or not isinstance(ref, int) or ref < 0:
+                return None
+            chosen.append(cands[-1 - (ref % len(cands))])
+        return chosen
+
+    def of_type(self, vtype) -> list[Value]:
+        return [v for v in self.values if v.type == vtype]
+
+
+@dataclass
+class Features:
+    """What a kernel exercises: the campaign's coverage table counts these."""
+    ops: Counter = field(default_factory=Counter)
+    dtypes: set = field(default_factory=set)
+    control: set = field(default_factory=set)
+    dropped: int = 0
+
+
+class Walker:
+    """Walks a spec's statements once, resolving operands and emitting source lines."""
+
+    def __init__(self, spec, caps):
+        self.spec, self.caps = spec, caps
+        self.blocks, self.sizes, self.grid = spec.blocks, spec.sizes, spec.grid
+        self.lines: list[str] = []
+        self.features = Features()
+        self.counter = 0
+        self.loops: list[dict] = []  # enclosing loops, innermost last
+        self.koffs = "offs_K"
+
+    # --- context used by the op registry's emitters --------------------------------------------------------------
+    def block(self, axis):
+        return "2" if axis == "2" else f"BLOCK_{axis}"
+
+    def offs(self, axis):
+        return self.koffs if axis == "K" else f"offs_{axis}"
+
+    def offsets(self, axes, strides):
+        terms = []
+        for i, axis in enumerate(axes):
+            index = ", ".join(":" if j == i else "None" for j in range(len(axes)))
+            sub = f"[{index}]" if len(axes) > 1 else ""
+            terms.append(f"{self.offs(axis)}{sub} * {strides[i]}")
+        return "(" + " + ".join(terms) + ")"
+
+    def mask(self, axes):
+        terms = []
+        for i, axis in enumerate(axes):
+            if axis == "2":
+                continue
+            index = ", ".join(":" if j == i else "None" for j in range(len(axes)))
+            sub = f"[{index}]" if len(axes) > 1 else ""
+            terms.append(f"({self.offs(axis)} < {axis}){sub}")
+        return " & ".join(terms) if terms else "None"
+
+    def axis_in_bounds(self, axis):
+        """True when the offsets along ``axis`` can never leave the tensor, so a load needs no mask."""
+        size, block = self.sizes[axis], self.blocks[axis]
+        if axis in self.grid:
+            return size % block == 0
+        if axis == "K" and self.loops:
+            trip = self.loops[-1]["trip"]
+            if trip[0] == "cdiv":
+                return size % block == 0
+            return trip[1] * block <= size
+        return block <= size
+
+    def load_needs_mask(self, axes, attrs):
+        return attrs.get("masked", True) or not all(self.axis_in_bounds(a) for a in axes)
+
+    # --- walking -------------------------------------------------------------------------------------------------
+    def fresh(self, prefix="v"):
+        self.counter += 1
+        return f"{prefix}_{self.counter}"
+
+    def emit(self, depth, text):
+        self.lines.append("    " * depth + text)
+
+    def root_env(self) -> Env:
+        env = Env()
+        env.define(Value("pid_m", VType("t", "i32", "")))
+        if "N" in self.grid:
+            env.define(Value("pid_n", VType("t", "i32", "")))
+        for i, arg in enumerate(self.spec.scalars):
+            env.define(Value(f"sa_{i}", VType("t", arg["dtype"], "")))
+        for i, arg in enumerate(self.spec.inputs):
+            strides = tuple(f"s_in_{i}_{j}" for j in range(len(arg["axes"])))
+            env.define(Value(f"in_{i}", VType("ptr", arg["dtype"], arg["axes"], arg.get("order", "row")), strides))
+        for i, arg in enumerate(self.spec.outputs):
+            strides = tuple(f"s_out_{i}_{j}" for j in range(len(arg["axes"])))
+            env.outputs.append(Value(f"out_{i}", VType("out", arg["dtype"], arg["axes"], arg["mode"]), strides))
+        return env
+
+    def walk(self):
+        env = self.root_env()
+        self.block_stmts(self.spec.body, env, 1)
+        return env
+
+    def block_stmts(self, stmts, env, depth):
+        for stmt in stmts:
+            if not isinstance(stmt, dict):
+                self.features.dropped += 1
+            elif "op" in stmt:
+                self.op_stmt(stmt, env, depth)
+            elif "for" in stmt:
+                self.for_stmt(stmt["for"], env, depth)
+            elif "if" in stmt:
+                self.if_stmt(stmt["if"], env, depth)
+            else:
+                self.features.dropped += 1
+
+    def op_stmt(self, stmt, env, depth):
+        op = REGISTRY.get(stmt.get("op"))
+        if op is None or (op.needs and not self.caps.has(op.needs)):
+            self.features.dropped += 1
+            return
+        args = env.resolve(op, stmt.get("args", []))
+        attrs = stmt.get("attrs", {})
+        types = tuple(a.type for a in args) if args is not None else None
+        try:
+            ok = args is not None and op.valid(types, attrs, self)
+            results = op.result(types, attrs, self) if ok else []
+            expr = op.emit(args, types, attrs, self) if ok else ""
+        except (KeyError, IndexError, TypeError, ValueError):
+            ok = False
+        if not ok:
+            self.features.dropped += 1
+            return
+        for a in args:
+            a.uses += 1
+        self.features.ops[op.name] += 1
+        self.features.dtypes.update(t.dtype for t in types)
+        if op.name == "load" and types[0].axes:
+            self.features.control.add("load_unmasked" if not self.load_needs_mask(types[0].axes, attrs)
+                                      else "load_masked")
+        from_load = op.name == "load" and bool(self.loops) or any(a.from_load for a in args)
+        if op.family == "dot" and self.loops and any(a.from_load for a in args):
+            self.features.control.add("kloop_dot")
+        if not results:
+            self.emit(depth, expr)
+            return
+        if len(results) == 1 and op.family in PINNED_FAMILIES and results[0].dtype in NARROW and not op.name == "cast":
+            # Triton releases differ in when they widen 8/16-bit operands (fp16 / fp16 is fp32 in some): pin the
+            # declared type so typing never depends on the release. A no-op where Triton already agrees.
+            expr = f"({expr}).to({D.tl(results[0].dtype)})"
+        names = [self.fresh() for _ in results]
+        self.emit(depth, f"{', '.join(names)} = {expr}")
+        for name, rtype in zip(names, results):
+            env.define(Value(name, rtype, from_load=from_load))
+            self.features.dtypes.add(rtype.dtype)
+
+    def for_stmt(self, loop, env, depth):
+        trip = loop.get("trip", ["const", 1])
+        if not (isinstance(trip, list) and len(trip) == 2 and trip[0] in ("cdiv", "const", "static")):
+            self.features.dropped += 1
+            return
+        carried = []
+        for ref in loop.get("carry", []):
+            cands = carriable(env)
+            if cands and isinstance(ref, int) and ref >= 0:
+                carried.append(cands[-1 - (ref % len(cands))])
+        index = self.fresh("k")
+        if trip[0] == "cdiv":
+            bound = "tl.cdiv(K, BLOCK_K)"
+        else:
+            bound = str(max(1, int(trip[1])))
+        stages = loop.get("stages")
+        if trip[0] == "static":
+            header = f"for {index} in tl.static_range({bound}):"
+        elif stages is not None and self.caps.has("loop:num_stages"):
+            header = f"for {index} in tl.range(0, {bound}, num_stages={int(stages)}):"
+        else:
+            header = f"for {index} in range(0, {bound}):"
+        cvars = []
+        for value in carried:
+            name = self.fresh("c")
+            self.emit(depth, f"{name} = {value.name}")
+            value.uses += 1
+            cvars.append(Value(name, value.type))
+        self.emit(depth, header)
+        body = env.child()
+        body.define(Value(index, VType("t", "i32", "")))
+        for c in cvars:
+            body.define(Value(c.name, c.type, from_load=False))
+        outer_koffs = self.koffs
+        self.koffs = f"offs_K_{index}"
+        self.loops.append({"trip": trip})
+        self.emit(depth + 1, f"{self.koffs} = {index} * BLOCK_K + tl.arange(0, BLOCK_K)")
+        if trip[0] == "static":  # a static_range index is a constexpr; kernels see it as an i32 scalar
+            self.emit(depth + 1, f"{index} = {index} + tl.full([], 0, tl.int32)")
+        self.block_stmts(loop.get("body", []), body, depth + 1)
+        yields = loop.get("yield", [])
+        for i, c in enumerate(cvars):
+            same = body.of_type(c.type)
+            ref = yields[i] if i < len(yields) and isinstance(yields[i], int) and yields[i] >= 0 else 0
+            chosen = same[-1 - (ref % len(same))]
+            chosen.uses += 1
+            if chosen.name != c.name:
+                self.emit(depth + 1, f"{c.name} = {chosen.name}")
+            if chosen.from_load:
+                c.from_load = True
+        self.loops.pop()
+        self.koffs = outer_koffs
+        self.features.control.add("for")
+        self.features.control.add(f"for_{trip[0]}")
+        if carried:
+            self.features.control.add("for_carried")
+        if stages is not None:
+            self.features.control.add(f"loop_stages_{stages}")
+        if self.loops:
+            self.features.control.add("nested_for")
+        for c in cvars:
+            env.define(Value(c.name, c.type, from_load=False))
+
+    def if_stmt(self, node, env, depth):
+        conds = [v for v in env.values if v.type == VType("t", "i1", "")]
+        ref = node.get("cond", 0)
+        if conds and isinstance(ref, int) and ref >= 0:
+            cond = conds[-1 - (ref % len(conds))]
+            cond.uses += 1
+            cond_expr = cond.name
+        else:
+            cond_expr = "pid_m % 2 == 0"
+        types = [VType(*t) for t in node.get("types", []) if isinstance(t, list) and len(t) in (3, 4)]
+        names = [self.fresh("y") for _ in types]
+        branches = []
+        for key in ("then", "else"):
+            branch_env = env.child()
+            start = len(self.lines)
+            self.block_stmts(node.get(key, []), branch_env, depth + 1)
+            branches.append((branch_env, self.lines[start:]))
+            del self.lines[start:]
+        # a yield exists only if both branches can produce it
+        picks = []
+        for i, vtype in enumerate(types):
+            chosen = []
+            for (branch_env, _), key in zip(branches, ("then_yield", "else_yield")):
+                same = branch_env.of_type(vtype)
+                refs = node.get(key, [])
+                r = refs[i] if i < len(refs) and isinstance(refs[i], int) and refs[i] >= 0 else 0
+                chosen.append(same[-1 - (r % len(same))] if same else None)
+            picks.append(chosen if all(chosen) else None)
+        self.emit(depth, f"if {cond_expr}:")
+        for b, (branch_env, lines) in enumerate(branches):
+            if b == 1:
+                self.emit(depth, "else:")
+            self.lines.extend(lines)
+            wrote = len(lines)
+            for name, vtype, pick in zip(names, types, picks):
+                if pick is None:
+                    continue
+                value = pick[b]
+                value.uses += 1
+                self.emit(depth + 1, f"{name} = {value.name}")
+                for j, stride in enumerate(value.strides):
+                    self.emit(depth + 1, f"{name}_s{j} = {stride}")
+                wrote += 1
+            if not wrote:
+                self.emit(depth + 1, "pass")
+        self.features.control.add("if")
+        if self.loops:
+            self.features.control.add("if_in_loop")
+        for name, vtype, pick in zip(names, types, picks):
+            if pick is None:
+                continue
+            strides = tuple(f"{name}_s{j}" for j in range(len(pick[0].strides)))
+            env.define(Value(name, vtype, strides, from_load=any(p.from_load for p in pick)))
+            self.features.control.add("if_ptr_select" if vtype.kind == "ptr" else "if_tensor")
+
+
+def walk(spec, caps) -> Walker:
+    walker = Walker(spec, caps)
+    walker.env = walker.walk()
+    return walker

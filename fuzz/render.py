@@ -1,0 +1,107 @@
+"""Spec -> Triton source and the launch description (argument list, options, grid).
+
+The argument list carries what the runtime would see (buffer sizes, integer values), so the compile backend can
+specialise exactly as a launch would (gfxhound/compat.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import dtypes as D
+from .program import walk
+
+HEADER = "import triton\nimport triton.language as tl\n\n\n"
+
+
+@dataclass
+class Rendered:
+    source: str  # a module defining the kernel (imports included)
+    kernel_name: str
+    args: list  # [{name, kind, type, value}] in parameter order, for compat.specialise
+    options: dict
+    env: dict
+    grid: tuple
+    features: object  # fuzz.program.Features
+    body_lines: int
+
+
+def memory_shape(axes, sizes):
+    return [4] if not axes else [2 if a == "2" else sizes[a] for a in axes]
+
+
+def row_major_strides(shape):
+    strides, acc = [], 1
+    for dim in reversed(shape):
+        strides.insert(0, acc)
+        acc *= dim
+    return strides
+
+
+def input_strides(arg, sizes):
+    shape = memory_shape(arg["axes"], sizes)
+    if not arg["axes"]:
+        return []
+    strides = row_major_strides(shape)
+    if arg.get("order") == "col" and len(shape) == 2:
+        strides = [1, shape[0]]
+    return strides
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def grid_of(spec):
+    gm = cdiv(spec.sizes["M"], spec.blocks["M"])
+    gn = cdiv(spec.sizes["N"], spec.blocks["N"]) if "N" in spec.grid else 1
+    return (gm, gn, 1)
+
+
+def kernel_args(spec):
+    args = []
+    for i, arg in enumerate(spec.inputs):
+        shape = memory_shape(arg["axes"], spec.sizes)
+        numel = 1
+        for d in shape:
+            numel *= d
+        args.append({"name": f"in_{i}", "kind": "ptr", "type": "*" + arg["dtype"],
+                     "value": numel * D.nbytes(arg["dtype"])})
+        for j, stride in enumerate(input_strides(arg, spec.sizes)):
+            args.append({"name": f"s_in_{i}_{j}", "kind": "int", "type": "i32", "value": stride})
+    for i, arg in enumerate(spec.outputs):
+        shape = memory_shape(arg["axes"], spec.sizes)
+        numel = 1
+        for d in shape:
+            numel *= d
+        args.append({"name": f"out_{i}", "kind": "ptr", "type": "*" + arg["dtype"],
+                     "value": numel * D.nbytes(arg["dtype"])})
+        if arg["axes"]:
+            for j, stride in enumerate(row_major_strides(shape)):
+                args.append({"name": f"s_out_{i}_{j}", "kind": "int", "type": "i32", "value": stride})
+    for axis in "MNK":
+        args.append({"name": axis, "kind": "int", "type": "i32", "value": spec.sizes[axis]})
+    for i, arg in enumerate(spec.scalars):
+        kind = "float" if arg["dtype"] == "fp32" else "int"
+        args.append({"name": f"sa_{i}", "kind": kind, "type": arg["dtype"], "value": arg["value"]})
+    for axis in "MNK":
+        args.append({"name": f"BLOCK_{axis}", "kind": "constexpr", "type": "constexpr",
+                     "value": spec.blocks[axis]})
+    return args
+
+
+def render(spec, caps, kernel_name="kernel") -> Rendered:
+    walker = walk(spec, caps)
+    args = kernel_args(spec)
+    params = ", ".join(a["name"] + (": tl.constexpr" if a["kind"] == "constexpr" else "") for a in args)
+    prologue = ["pid_m = tl.program_id(0)"]
+    if "N" in spec.grid:
+        prologue += ["pid_n = tl.program_id(1)", "offs_N = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)"]
+    else:
+        prologue += ["offs_N = tl.arange(0, BLOCK_N)"]
+    prologue += ["offs_M = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)", "offs_K = tl.arange(0, BLOCK_K)",
+                 "offs_2 = tl.arange(0, 2)"]
+    body = ["    " + line for line in prologue] + walker.lines
+    source = HEADER + "@triton.jit\n" + f"def {kernel_name}({params}):\n" + "\n".join(body) + "\n"
+    options = {"num_warps": spec.launch.num_warps, "num_stages": spec.launch.num_stages, **spec.launch.options}
+    return Rendered(source, kernel_name, args, options, dict(spec.launch.env), grid_of(spec), walker.features,
+                    len(walker.lines))

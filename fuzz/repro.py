@@ -1,0 +1,118 @@
+"""Render a standalone repro script (DESIGN.md, Repro protocol).
+
+The script needs only Python and triton. It compiles in a child process it spawns, so a signal never escapes,
+classifies the child's ending with an embedded copy of gfxhound/signature.py, and exits 0 (bug absent), 1 (bug
+present with the same normalised signature) or 125 (cannot test here: no triton, API drift, a different failure).
+Bisection, verification and reduction all run it.
+"""
+from __future__ import annotations
+
+import inspect
+import pprint
+
+from gfxhound import compat, signature
+
+TEMPLATE = '''#!/usr/bin/env python3
+"""gfxhound repro {spec_hash} for {arch}: {verdict} in stage '{stage}'.
+
+Found with {toolchain}. Expected failure (normalised):
+    {normalised}
+
+Run:   python repro.py            exit 0 = bug absent, 1 = same bug present, 125 = cannot test here
+       python repro.py --show     also print the child's output
+Needs: triton (any 3.x it can run on); for Triton < 3.9 an ld.lld (TRITON_HIP_LLD_PATH, default {lld}).
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+EXPECTED = {expected}
+ARCH = {arch!r}
+OPTIONS = {options}
+ENV_KNOBS = {env}
+ARGS = {args}
+TIMEOUT_S = {timeout}
+DEFAULT_LLD = {lld!r}
+
+# ---- gfxhound/signature.py (embedded) ----------------------------------------------------------------------------
+{signature_src}
+# ---- gfxhound/compat.py (embedded) -------------------------------------------------------------------------------
+{compat_src}
+# ---- the kernel --------------------------------------------------------------------------------------------------
+if "--child" in sys.argv:
+{kernel_src}
+
+def child():
+    install_stage_markers()
+    compile_for_amd({kernel_name}, ARGS, ARCH, OPTIONS, ENV_KNOBS)
+    print("compiled")
+
+
+def main():
+    if "--child" in sys.argv:
+        try:
+            import triton  # noqa: F401
+        except Exception as exc:  # noqa: BLE001
+            print(f"gfxhound-cannot-test: triton does not import: {{exc}}", file=sys.stderr)
+            sys.exit(125)
+        child()
+        return 0
+    env = dict(os.environ)
+    env.setdefault("TRITON_HIP_LLD_PATH", DEFAULT_LLD)
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    env["TRITON_ALWAYS_COMPILE"] = "1"
+    with tempfile.TemporaryDirectory(prefix="gfxhound-repro-") as cache:
+        env["TRITON_CACHE_DIR"] = cache
+        try:
+            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"], env=env,
+                                  capture_output=True, text=True, timeout=TIMEOUT_S)
+            text, code, ended = proc.stdout + proc.stderr, proc.returncode, None
+        except subprocess.TimeoutExpired as exc:
+            out = (exc.stdout or b"") + (exc.stderr or b"")
+            text, code, ended = out.decode(errors="replace") if isinstance(out, bytes) else out, None, "timeout"
+    if "--show" in sys.argv:
+        print(text)
+    if ended is None:
+        if code == 0:
+            print("bug absent: the kernel compiled")
+            return 0
+        if code == 125 or "gfxhound-cannot-test" in text:
+            print("cannot test: triton is missing or broken here")
+            return 125
+        if code is not None and code < 0:
+            ended = f"signal:{{-code}}"
+        elif "Traceback (most recent call last)" in text:
+            ended = "exception"
+        else:
+            ended = f"exit:{{code}}"
+    got = summarise(text, ended)
+    if got["signature"] == EXPECTED["signature"]:
+        print(f"bug present: {{got['verdict']}} in {{got['stage'] or '?'}}: {{got['message'][:200]}}")
+        return 1
+    print(f"cannot test: a different failure ({{got['verdict']}} in {{got['stage'] or '?'}}: {{got['message'][:200]}})")
+    return 125
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def _module_source(module) -> str:
+    return inspect.getsource(module)
+
+
+def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash: str, timeout_s: int = 600,
+                 lld: str = "/usr/lib/llvm-22/bin/ld.lld") -> str:
+    kernel_body = rendered.source.replace("import triton\nimport triton.language as tl\n", "")
+    kernel_src = "    import triton\n    import triton.language as tl\n" + "\n".join(
+        ("    " + line) if line.strip() else "" for line in kernel_body.strip("\n").splitlines())
+    keep = {k: expected[k] for k in ("signature", "verdict", "stage", "normalised")}
+    return TEMPLATE.format(
+        spec_hash=spec_hash, arch=arch, verdict=expected["verdict"], stage=expected.get("stage", ""),
+        toolchain=toolchain, normalised=expected.get("normalised", "")[:300], lld=lld,
+        expected=pprint.pformat(keep), options=repr(rendered.options), env=repr(rendered.env),
+        args=pprint.pformat(rendered.args), timeout=int(timeout_s),
+        signature_src=_module_source(signature), compat_src=_module_source(compat), kernel_src=kernel_src,
+        kernel_name=rendered.kernel_name)

@@ -1,0 +1,298 @@
+"""Hypothesis strategies for valid random Triton kernels (KernelSpec).
+
+The generator draws statements against the same Walker/Env the renderer uses (fuzz/program.py), so a drawn
+operand reference always means what the renderer will resolve it to. Templates raise the odds of the shapes real
+kernels have (K-loops feeding tl.dot, pointer selection by a scalar if) without leaving the statement language:
+what they produce is ordinary statements that shrink like any other.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from gfxhound.spec import KernelSpec, Launch
+
+from . import dtypes as D
+from .ops import REGISTRY, VType, ops_for
+from .program import Value, Walker, carriable
+
+GENERATOR_VERSION = 1
+INPUT_AXES = ["MK", "KN", "MN", "NM", "KM", "NK", "M", "N", "K", ""]
+MAX_OUTPUTS = 6
+
+
+def _block(draw):
+    return draw(st.sampled_from([16, 32, 32, 64, 64, 128]))
+
+
+def _size(draw, block):
+    mode = draw(st.sampled_from(["exact", "ragged", "ragged", "small"]))
+    if mode == "exact":
+        return block * draw(st.integers(1, 3))
+    if mode == "small":
+        return draw(st.integers(1, block))
+    return block * draw(st.integers(0, 2)) + draw(st.integers(1, block - 1))
+
+
+class Generator:
+    def __init__(self, draw, caps, spec, max_ops):
+        self.draw, self.caps, self.spec = draw, caps, spec
+        self.walker = Walker(spec, caps)
+        self.env = self.walker.root_env()
+        self.budget = max_ops
+        self.ops = [op for op in ops_for(caps) if op.weight > 0]
+        self.weights = [max(1, int(op.weight * 4)) for op in self.ops]
+
+    # --- single statements ---------------------------------------------------------------------------------------
+    def ref_to(self, env, op, slot, chosen, value):
+        cands = env.candidates(op, slot, [v.type for v in chosen])
+        return len(cands) - 1 - cands.index(value)
+
+    def try_op(self, env, body, op_name, refs, attrs) -> list[Value] | None:
+        stmt = {"op": op_name, "args": refs, "attrs": attrs}
+        before_drop, before_len = self.walker.features.dropped, len(env.values)
+        self.walker.op_stmt(stmt, env, 1)
+        if self.walker.features.dropped != before_drop:
+            return None
+        body.append(stmt)
+        self.budget -= 1
+        return env.values[before_len:] or [None]
+
+    def random_op(self, env, body):
+        draw = self.draw
+        for _ in range(4):
+            total = sum(self.weights)
+            pick = draw(st.integers(0, total - 1))
+            for op, w in zip(self.ops, self.weights):
+                if pick < w:
+                    break
+                pick -= w
+            refs, chosen = [], []
+            for slot in range(op.arity):
+                cands = env.candidates(op, slot, [v.type for v in chosen])
+                if slot == 0 and op.arity > 1:  # only first operands that some second operand fits
+                    cands = [v for v in cands if env.candidates(op, 1, [v.type])]
+                if not cands:
+                    break
+                value = cands[-1 - draw(st.integers(0, min(5, len(cands) - 1)))]
+                refs.append(self.ref_to(env, op, slot, chosen, value))
+                chosen.append(value)
+            else:
+                attrs = op.draw_attrs(draw, tuple(v.type for v in chosen), self.caps)
+                if self.try_op(env, body, op.name, refs, attrs) is not None:
+                    return True
+        return False
+
+    def ensure_cond(self, env, body):
+        conds = [v for v in env.values if v.type == VType("t", "i1", "")]
+        if conds:
+            return self.draw(st.integers(0, min(2, len(conds) - 1)))
+        scalars = [v for v in env.values if v.type.kind == "t" and v.type.axes == "" and v.type.dtype in D.NUMERIC]
+        op = REGISTRY["cmpc"]
+        target = self.draw(st.sampled_from(scalars))
+        ref = self.ref_to(env, op, 0, [], target)
+        attrs = {"pred": self.draw(st.sampled_from([">", "<", "==", "!="])), "value": self.draw(st.integers(0, 3))}
+        self.try_op(env, body, "cmpc", [ref], attrs)
+        return 0
+
+    # --- control flow --------------------------------------------------------------------------------------------
+    def gen_for(self, env, body, depth, kloop):
+        draw = self.draw
+        trip = draw(st.sampled_from([["cdiv", "K"], ["cdiv", "K"], ["const", 2], ["const", 3], ["static", 2]]))
+        stages = None
+        if self.caps.has("loop:num_stages") and trip[0] != "static" and draw(st.integers(0, 3)) == 0:
+            stages = draw(st.integers(1, 4))
+        prelude = []
+        acc = None
+        if kloop:
+            a_ptrs = [v for v in env.values if v.type.kind == "ptr" and v.type.axes == "MK"]
+            acc_dtype = "i32" if a_ptrs and a_ptrs[0].type.dtype == "i8" else "fp32"
+            self.try_op(env, body, "full", [], {"dtype": acc_dtype, "axes": "MN", "value": 0})
+            acc = env.values[-1]
+        tensors = carriable(env)
+        carry = []
+        if acc is not None:
+            carry.append(len(tensors) - 1 - tensors.index(acc))
+        for _ in range(draw(st.integers(0 if kloop else 1, 2))):
+            if tensors:
+                carry.append(draw(st.integers(0, min(5, len(tensors) - 1))))
+        loop = {"trip": trip, "stages": stages, "carry": carry, "body": [], "yield": []}
+        # mirror Walker.for_stmt's scope to draw the body against it
+        inner = env.child()
+        inner.define(Value("k", VType("t", "i32", "")))
+        carried = [tensors[-1 - (r % len(tensors))] for r in carry]
+        cvals = [inner.define(Value(f"c{i}", v.type)) for i, v in enumerate(carried)]
+        self.walker.loops.append({"trip": trip})
+        if kloop:
+            self.kloop_body(inner, loop["body"], cvals[0])
+        self.block(inner, loop["body"], depth + 1, draw(st.integers(1, 5)))
+        self.walker.loops.pop()
+        for c in cvals:
+            same = inner.of_type(c.type)
+            loop["yield"].append(0 if c is cvals[0] and kloop else draw(st.integers(0, min(3, len(same) - 1))))
+        body.append({"for": loop})
+        self.walker.for_stmt(loop, env, depth)
+        self.walker.lines.clear()
+        self.budget -= 1
+
+    def kloop_body(self, env, body, acc):
+        """Loads of an (M,K) and a (K,N) tile, optional elementwise work on them, then acc = dot(a, b, acc)."""
+        draw = self.draw
+        loads = []
+        for axes in ("MK", "KN"):
+            ptrs = [v for v in env.values if v.type.kind == "ptr" and v.type.axes == axes
+                    and self.caps.has("dot:" + v.type.dtype)]
+            if not ptrs:
+                return
+            loads.append(draw(st.sampled_from(ptrs)))
+        if loads[0].type.dtype != loads[1].type.dtype:
+            return
+        op = REGISTRY["load"]
+        vals = []
+        for ptr in loads:
+            ref = self.ref_to(env, op, 0, [], ptr)
+            got = self.try_op(env, body, "load", [ref], {"masked": draw(st.booleans()), "other": 0})
+            if not got:
+                return
+            vals.append(got[0])
+        if draw(st.booleans()):
+            self.random_op(env, body)
+        dot = REGISTRY["dot_acc"]
+        try:
+            refs = [self.ref_to(env, dot, 0, [], vals[0]), self.ref_to(env, dot, 1, [vals[0]], vals[1])]
+            if (acc.type.dtype == "i32") != (vals[0].type.dtype == "i8"):
+                return
+            refs.append(self.ref_to(env, dot, 2, vals[:2], acc))
+        except ValueError:
+            return
+        attrs = dot.draw_attrs(draw, (vals[0].type, vals[1].type, acc.type), self.caps)
+        self.try_op(env, body, "dot_acc", refs, attrs)
+
+    def gen_if(self, env, body, depth):
+        draw = self.draw
+        cond = self.ensure_cond(env, body)
+        types = []
+        ptr_types = sorted({v.type for v in env.values if v.type.kind == "ptr"
+                            and len([w for w in env.values if w.type == v.type]) >= 2})
+        if ptr_types and draw(st.integers(0, 2)) == 0:
+            types.append(list(draw(st.sampled_from(ptr_types))))
+        tensor_types = sorted({v.type for v in carriable(env) if v.type.axes})
+        for _ in range(draw(st.integers(0 if types else 1, 2))):
+            if tensor_types:
+                types.append(list(draw(st.sampled_from(tensor_types))))
+        node = {"cond": cond, "types": types, "then": [], "then_yield": [], "else": [], "else_yield": []}
+        for key in ("then", "else"):
+            branch = env.child()
+            self.block(branch, node[key], depth + 1, draw(st.integers(0, 3)))
+            for t in types:
+                same = branch.of_type(VType(*t))
+                node[key + "_yield"].append(draw(st.integers(0, max(0, min(3, len(same) - 1)))))
+        body.append({"if": node})
+        self.walker.if_stmt(node, env, depth)
+        self.walker.lines.clear()
+        self.budget -= 1
+        if any(t[0] == "ptr" for t in types) and draw(st.booleans()):
+            self.try_op(env, body, "load", [0], {"masked": True, "other": 0})
+
+    def block(self, env, body, depth, n):
+        draw = self.draw
+        for _ in range(n):
+            if self.budget <= 0:
+                return
+            roll = draw(st.integers(0, 19)) if depth < 3 else 0
+            if roll >= 17:
+                self.gen_for(env, body, depth, kloop=draw(st.integers(0, 2)) == 0)
+            elif roll >= 15:
+                self.gen_if(env, body, depth)
+            else:
+                self.random_op(env, body)
+
+    # --- outputs -------------------------------------------------------------------------------------------------
+    def output_for(self, dtype, axes, mode):
+        for v in self.env.outputs:
+            if v.type == VType("out", dtype, axes, mode):
+                return v
+        if len(self.spec.outputs) >= MAX_OUTPUTS:
+            return None
+        i = len(self.spec.outputs)
+        self.spec.outputs.append({"dtype": dtype, "axes": axes, "mode": mode})
+        strides = tuple(f"s_out_{i}_{j}" for j in range(len(axes)))
+        value = Value(f"out_{i}", VType("out", dtype, axes, mode), strides)
+        self.env.outputs.append(value)
+        return value
+
+    def epilogue(self, body):
+        """Store the values nothing else consumed, so the compiler cannot delete the kernel's work."""
+        leaves = [v for v in self.env.values if v.type.kind == "t" and v.uses == 0
+                  and not v.name.startswith(("pid_", "sa_"))]
+        for leaf in leaves[-4:][::-1]:
+            value = leaf
+            if value.type.dtype == "i1":
+                got = self.try_op(self.env, body, "cast", [self.ref_to(self.env, REGISTRY["cast"], 0, [], value)],
+                                  {"dtype": "i32"})
+                if not got:
+                    continue
+                value = got[0]
+            covers = set(self.spec.grid) <= set(value.type.axes)
+            if covers:
+                out, op = self.output_for(value.type.dtype, value.type.axes, "store"), "store"
+                attrs = {}
+            else:
+                if value.type.dtype not in ("fp32", "i32") or "2" in value.type.axes:
+                    got = self.try_op(self.env, body, "cast",
+                                      [self.ref_to(self.env, REGISTRY["cast"], 0, [], value)], {"dtype": "fp32"})
+                    if not got:
+                        continue
+                    value = got[0]
+                    if "2" in value.type.axes:
+                        continue
+                out, op = self.output_for(value.type.dtype, value.type.axes, "atomic"), "atomic"
+                attrs = {"op": "add", "sem": "relaxed", "scope": "gpu"}
+            if out is None:
+                continue
+            opdef = REGISTRY[op]
+            refs = [self.ref_to(self.env, opdef, 0, [], value), self.ref_to(self.env, opdef, 1, [value], out)]
+            self.try_op(self.env, body, op, refs, attrs)
+
+
+@st.composite
+def kernel_specs(draw, caps, max_ops=24):
+    grid = draw(st.sampled_from(["MN", "MN", "M"]))
+    blocks = {a: _block(draw) for a in "MNK"}
+    if blocks["M"] * blocks["N"] > 8192 or blocks["M"] * blocks["K"] > 8192 or blocks["K"] * blocks["N"] > 8192:
+        blocks["K"] = min(blocks["K"], 32)
+        blocks["N"] = min(blocks["N"], 64)
+    sizes = {a: _size(draw, blocks[a]) for a in "MNK"}
+    matmul = draw(st.integers(0, 9)) < 6
+    inputs = []
+    if matmul:
+        dtype = draw(st.sampled_from([d for d in ("fp16", "bf16", "fp32", "i8") if caps.has("dot:" + d)] or ["fp16"]))
+        inputs += [{"dtype": dtype, "axes": "MK", "order": draw(st.sampled_from(["row", "row", "col"]))},
+                   {"dtype": dtype, "axes": "KN", "order": draw(st.sampled_from(["row", "row", "col"]))}]
+    for _ in range(draw(st.integers(0 if matmul else 1, 3))):
+        axes = draw(st.sampled_from(INPUT_AXES))
+        inputs.append({"dtype": draw(st.sampled_from(D.MEMORY_DTYPES)), "axes": axes,
+                       "order": draw(st.sampled_from(["row", "col"])) if len(axes) == 2 else "row"})
+    scalars = []
+    for _ in range(draw(st.integers(0, 2))):
+        if draw(st.booleans()):
+            scalars.append({"dtype": "i32", "value": draw(st.sampled_from([0, 2, 3, 7, 16, 33]))})
+        else:
+            scalars.append({"dtype": "fp32", "value": draw(st.sampled_from([0.0, 0.5, 1.0, -2.0, 3.25]))})
+    launch = Launch(num_warps=draw(st.sampled_from([1, 2, 4, 4, 8, 8, 16])),
+                    num_stages=draw(st.sampled_from([1, 2, 2, 3, 4])))
+    for name, values in sorted(caps.knobs.items()):
+        if values and draw(st.integers(0, 2)) == 0:
+            launch.options[name] = draw(st.sampled_from(values))
+    for name, values in sorted(caps.env_knobs.items()):
+        if values and draw(st.integers(0, 3)) == 0:
+            launch.env[name] = draw(st.sampled_from(values))
+    spec = KernelSpec(blocks=blocks, sizes=sizes, grid=grid, inputs=inputs, scalars=scalars, outputs=[], body=[],
+                      launch=launch, meta={"generator": GENERATOR_VERSION})
+    gen = Generator(draw, caps, spec, max_ops)
+    body = spec.body
+    if matmul and draw(st.integers(0, 2)) > 0:
+        gen.random_op(gen.env, body) if draw(st.booleans()) else None
+        gen.gen_for(gen.env, body, 1, kloop=True)
+    gen.block(gen.env, body, 1, draw(st.integers(2, max_ops)))
+    gen.epilogue(body)
+    return spec

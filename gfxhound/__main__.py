@@ -1,0 +1,5 @@
+import sys
+
+from gfxhound.cli import main
+
+sys.exit(main())

@@ -1,0 +1,236 @@
+"""A fuzz campaign: generate specs, compile them in the worker pool, judge, record findings.
+
+This is the one place (with the CLI) that wires the stages together: fuzz -> oracle -> corpus.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gfxhound.corpus_store import Corpus
+from gfxhound.fuzz.capabilities import Capabilities, finish, introspect, probe_specs
+from gfxhound.fuzz.generate import spec_stream
+from gfxhound.fuzz.render import render
+from gfxhound.fuzz.repro import render_repro
+from gfxhound.oracle.judge import judge_compile
+from gfxhound.oracle.pool import CompilePool
+
+
+class CampaignError(Exception):
+    """A problem the user can fix (unknown target, unusable corpus...): one line, no traceback."""
+
+
+@dataclass
+class CampaignConfig:
+    targets: list
+    corpus: str
+    backend: str = "compile"
+    seconds: float | None = None
+    kernels: int | None = None
+    workers: int = 2
+    seed: int = 0
+    timeout: float = 60.0
+    max_ops: int = 24
+    worker_env: dict = field(default_factory=dict)
+    caps_cache: str | None = None
+    lld: str = "/usr/lib/llvm-22/bin/ld.lld"
+
+
+@dataclass
+class Stats:
+    kernels: int = 0
+    verdicts: Counter = field(default_factory=Counter)
+    new_signatures: int = 0
+    findings: dict = field(default_factory=dict)  # signature -> summary row
+    user_errors: Counter = field(default_factory=Counter)
+    unresolved: Counter = field(default_factory=Counter)
+    coverage: Counter = field(default_factory=Counter)
+    started: float = field(default_factory=time.time)
+    interrupted: bool = False
+    compile_seconds: float = 0.0
+
+    def rate(self):
+        return self.kernels / max(1e-9, time.time() - self.started)
+
+
+def _introspect_task(arch):
+    return introspect(arch).to_json()
+
+
+def features_of(spec, rendered, arch):
+    feats = {f"op:{name}" for name in rendered.features.ops}
+    feats |= {f"dtype:{d}" for d in rendered.features.dtypes}
+    feats |= {f"control:{c}" for c in rendered.features.control}
+    feats |= {f"knob:num_warps={spec.launch.num_warps}", f"knob:num_stages={spec.launch.num_stages}",
+              f"target:{arch}", f"grid:{spec.grid}"}
+    feats |= {f"knob:{k}={v}" for k, v in spec.launch.options.items()}
+    feats |= {f"env:{k}={v}" for k, v in spec.launch.env.items()}
+    return feats
+
+
+class Campaign:
+    def __init__(self, config: CampaignConfig, on_progress=None, task_fn=None, specs=None):
+        self.config = config
+        self.fixed_specs = specs  # a given list of specs instead of the generator (benchmarks, replays)
+        self.task_fn = task_fn  # what a worker runs per kernel (tests inject faults around the real compile)
+        self.on_progress = on_progress or (lambda stats: None)
+        self.stats = Stats()
+        self.corpus = Corpus(config.corpus)
+        self.caps: dict[str, Capabilities] = {}
+        self.toolchain = ""
+
+    # --- capabilities --------------------------------------------------------------------------------------------
+    def probe(self, pool: CompilePool):
+        for arch in self.config.targets:
+            base = Capabilities.from_json(pool.pool.schedule(_introspect_task, args=(arch,), timeout=120).result())
+            self.toolchain = f"triton-{base.triton_version}"
+            if not base.has("target"):
+                raise CampaignError(f"target {arch} is not supported by triton {base.triton_version}; "
+                                    "pick another --target")
+            cached = self._cached_caps(base)
+            if cached is not None:
+                self.caps[arch] = cached
+                continue
+            submitted = {name: pool.submit(spec.to_json(), base.to_json(), arch)
+                         for name, spec in probe_specs(base).items()}
+            verdicts = {}
+            for name, (task, future) in submitted.items():
+                outcome = pool.outcome(task, future)
+                verdicts[name] = judge_compile(outcome, "probe", arch, self.toolchain, {}).verdict
+                pool.discard(task)
+            self.caps[arch] = finish(base, verdicts)
+            self._store_caps(self.caps[arch])
+
+    def _caps_path(self, caps):
+        if not self.config.caps_cache:
+            return None
+        from gfxhound.fuzz.ops import REGISTRY_VERSION
+        return Path(self.config.caps_cache) / f"caps-{caps.triton_version}-{caps.arch}-r{REGISTRY_VERSION}.json"
+
+    def _cached_caps(self, base):
+        path = self._caps_path(base)
+        if path is None or not path.exists():
+            return None
+        try:
+            caps = Capabilities.from_json(json.loads(path.read_text()))
+        except (ValueError, TypeError):
+            return None
+        return caps if caps.version == base.version else None
+
+    def _store_caps(self, caps):
+        path = self._caps_path(caps)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(caps.dumps())
+        tmp.replace(path)
+
+    # --- the loop ------------------------------------------------------------------------------------------------
+    def budget_left(self):
+        if self.config.kernels is not None and self.stats.kernels >= self.config.kernels:
+            return False
+        if self.config.seconds is not None and time.time() - self.stats.started >= self.config.seconds:
+            return False
+        return True
+
+    def run(self) -> Stats:
+        cfg = self.config
+        pool = CompilePool(cfg.workers, cfg.timeout, cfg.worker_env)
+        try:
+            self.probe(pool)
+            self.stats.started = time.time()
+            streams = [(arch, iter(self.fixed_specs) if self.fixed_specs is not None else
+                        spec_stream(self.caps[arch], cfg.seed * 1000 + i, cfg.max_ops))
+                       for i, arch in enumerate(cfg.targets)]
+            in_flight, turn, submitted = [], 0, 0
+            while True:
+                while len(in_flight) < cfg.workers * 2 and self.budget_left() and (
+                        cfg.kernels is None or submitted < cfg.kernels):
+                    arch, stream = streams[turn % len(streams)]
+                    turn += 1
+                    spec = next(stream, None)
+                    if spec is None:
+                        break
+                    task, future = pool.submit(spec.to_json(), self.caps[arch].to_json(), arch,
+                                               **({"fn": self.task_fn} if self.task_fn else {}))
+                    in_flight.append((spec, arch, task, future))
+                    submitted += 1
+                if not in_flight:
+                    break
+                done = [item for item in in_flight if item[3].done()]
+                if not done:
+                    time.sleep(0.01)
+                    continue
+                for item in done:
+                    in_flight.remove(item)
+                    self.finish_one(pool, *item)
+                self.on_progress(self.stats)
+        except KeyboardInterrupt:
+            self.stats.interrupted = True
+            pool.close(cancel=True)
+            return self.stats
+        pool.close()
+        return self.stats
+
+    def finish_one(self, pool, spec, arch, task, future):
+        outcome = pool.outcome(task, future)
+        caps = self.caps[arch]
+        rendered = render(spec, caps)
+        execution = judge_compile(outcome, spec.spec_hash(), arch, self.toolchain, rendered.options)
+        stats = self.stats
+        stats.kernels += 1
+        stats.verdicts[execution.verdict] += 1
+        stats.compile_seconds += execution.duration_s
+        stats.coverage.update(features_of(spec, rendered, arch))
+        if execution.verdict == "user_error":
+            stats.user_errors[f"{execution.reason}: {execution.message.splitlines()[0][:160]}"] += 1
+        elif execution.verdict == "unresolved":
+            stats.unresolved[execution.reason[:200]] += 1
+        elif execution.is_bug:
+            self.record(execution, spec, rendered, caps, task)
+        pool.discard(task)
+
+    def record(self, execution, spec, rendered, caps, task):
+        repro = render_repro(rendered, execution.target, execution.to_json(), self.toolchain,
+                             execution.spec_hash, timeout_s=int(self.config.timeout * 2), lld=self.config.lld)
+        files = {"spec.json": spec.dumps(), "run.json": execution.dumps(), "caps.json": caps.dumps(),
+                 "repro.py": repro}
+        finding, is_new = self.corpus.record(execution.to_json(), files, Path(task["task_dir"]) / "ir")
+        if is_new:
+            self.stats.new_signatures += 1
+        self.stats.findings[finding.signature] = {
+            "id": finding.signature, "verdict": finding.verdict, "stage": finding.stage,
+            "first_error_line": finding.message.splitlines()[0][:300] if finding.message else "",
+            "target": execution.target, "count_this_run": self.stats.findings.get(
+                finding.signature, {}).get("count_this_run", 0) + 1, "new": is_new or self.stats.findings.get(
+                finding.signature, {}).get("new", False)}
+
+
+def parse_budget(text: str):
+    """'10m', '90s', '2h' -> (seconds, None); '5000' -> (None, 5000)."""
+    text = text.strip().lower()
+    units = {"s": 1, "m": 60, "h": 3600}
+    try:
+        if text and text[-1] in units:
+            return float(text[:-1]) * units[text[-1]], None
+        return None, int(text)
+    except ValueError:
+        raise CampaignError(f"--budget {text!r} is neither a duration (10m, 90s, 2h) nor a kernel count") from None
+
+
+def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
+    duration = time.time() - stats.started
+    n = max(1, stats.kernels)
+    return {
+        "toolchain": toolchain, "targets": config.targets, "backend": config.backend, "seed": config.seed,
+        "kernels": stats.kernels, "duration_s": round(duration, 2), "kernels_per_s": round(stats.kernels / max(
+            duration, 1e-9), 3), "interrupted": stats.interrupted, "verdicts": dict(stats.verdicts),
+        "user_error_share": round(stats.verdicts.get("user_error", 0) / n, 4),
+        "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["id"]),
+        "user_errors": dict(stats.user_errors.most_common(20)), "unresolved": dict(stats.unresolved.most_common(20)),
+        "coverage": {k: {"kernels": v, "share": round(v / n, 4)} for k, v in sorted(stats.coverage.items())},
+    }

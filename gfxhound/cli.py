@@ -1,0 +1,183 @@
+"""The gfxhound command line. Only this module reads argv and the environment (STYLE.md, 9)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+KNOWN_ARCHS = ("gfx908", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1150", "gfx1151", "gfx1200",
+               "gfx1201", "gfx1250")
+
+
+class UserError(Exception):
+    pass
+
+
+def _default_lld():
+    for path in (os.environ.get("TRITON_HIP_LLD_PATH"), "/usr/lib/llvm-22/bin/ld.lld", shutil.which("ld.lld")):
+        if path and Path(path).exists():
+            return path
+    return ""
+
+
+def _cache_dir():
+    return os.environ.get("GFXHOUND_CACHE") or str(Path.home() / ".cache" / "gfxhound")
+
+
+def cmd_fuzz(args):
+    from rich.console import Console
+
+    from gfxhound.campaign import Campaign, CampaignConfig, parse_budget, summary_json
+
+    targets = [t.strip() for t in args.target.split(",") if t.strip()]
+    for t in targets:
+        if t not in KNOWN_ARCHS:
+            raise UserError(f"unknown target {t!r}; choose from {', '.join(KNOWN_ARCHS)}")
+    if args.backend != "compile":
+        raise UserError(f"backend {args.backend!r} is not available yet; use --backend compile")
+    if args.workers < 1:
+        raise UserError("--workers must be at least 1")
+    seconds, kernels = parse_budget(args.budget)
+    lld = _default_lld()
+    env = {"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"),
+           "PYTHONWARNINGS": "ignore"}
+    if lld:
+        env["TRITON_HIP_LLD_PATH"] = lld
+    config = CampaignConfig(targets=targets, corpus=args.corpus, seconds=seconds, kernels=kernels,
+                            workers=args.workers, seed=args.seed, timeout=args.timeout, max_ops=args.max_ops,
+                            worker_env=env, caps_cache=_cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld")
+    console = Console(stderr=True)
+    campaign = Campaign(config, on_progress=_progress_printer(console, config) if not args.quiet else None)
+    stats = campaign.run()
+    summary = summary_json(stats, config, campaign.toolchain)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        _print_summary(console, summary)
+    return 0
+
+
+def _progress_printer(console, config):
+    import time
+    state = {"last": 0.0}
+
+    def show(stats):
+        now = time.time()
+        if now - state["last"] < 2.0:
+            return
+        state["last"] = now
+        verdicts = " ".join(f"{k}={v}" for k, v in sorted(stats.verdicts.items()))
+        console.print(f"[dim]{now - stats.started:6.0f}s[/] kernels={stats.kernels} "
+                      f"({stats.rate():.1f}/s) {verdicts} new_signatures={stats.new_signatures}", highlight=False)
+    return show
+
+
+def _print_summary(console, summary):
+    from rich.table import Table
+    table = Table(title=f"gfxhound fuzz: {summary['kernels']} kernels in {summary['duration_s']} s "
+                        f"({summary['kernels_per_s']}/s) with {summary['toolchain']}")
+    table.add_column("verdict")
+    table.add_column("kernels", justify="right")
+    for verdict, count in sorted(summary["verdicts"].items()):
+        table.add_row(verdict, str(count))
+    console.print(table)
+    if summary["findings"]:
+        found = Table(title="findings")
+        for col in ("id", "verdict", "stage", "target", "new", "first error line"):
+            found.add_column(col)
+        for f in summary["findings"]:
+            found.add_row(f["id"], f["verdict"], f["stage"], f["target"], "yes" if f["new"] else "",
+                          f["first_error_line"][:100])
+        console.print(found)
+    if summary["user_errors"]:
+        console.print("[bold]user errors[/] (legitimate rejections; the generator should avoid them):")
+        for message, count in summary["user_errors"].items():
+            console.print(f"  {count} x {message}", highlight=False)
+
+
+def cmd_corpus(args):
+    from gfxhound.corpus_store import Corpus
+    corpus = Corpus(args.corpus)
+    if args.action == "list":
+        rows = [{"id": f.signature, "verdict": f.verdict, "stage": f.stage, "count": f.count,
+                 "targets": f.targets, "toolchains": f.toolchains, "status": f.status,
+                 "message": (f.message.splitlines() or [""])[0][:120]} for f in corpus.findings()]
+        if args.json:
+            print(json.dumps(rows, indent=1))
+        else:
+            for r in rows:
+                print(f"{r['id']}  {r['verdict']:<10} {r['stage'] or '-':<8} x{r['count']:<5} "
+                      f"{','.join(r['targets'])}  {r['message']}")
+            print(f"{len(rows)} finding(s)")
+        return 0
+    if not args.id:
+        raise UserError(f"'gfxhound corpus {args.action}' needs a finding id (see 'gfxhound corpus list')")
+    finding = corpus.get(args.id)
+    examples = corpus.example_dirs(finding.signature)
+    if args.action == "show":
+        print(json.dumps(finding.to_json(), indent=1))
+        for ex in examples:
+            print(f"example: {ex}")
+        return 0
+    if not examples:
+        raise UserError(f"finding {finding.signature} has no stored example to replay")
+    repro = examples[0] / "repro.py"
+    env = dict(os.environ)
+    if _default_lld():
+        env.setdefault("TRITON_HIP_LLD_PATH", _default_lld())
+    try:
+        proc = subprocess.run([sys.executable, str(repro)], cwd=examples[0], env=env, timeout=args.timeout,
+                              capture_output=True, text=True)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"replay of {repro} did not finish in {args.timeout} s; raise --timeout") from None
+    print((proc.stdout + proc.stderr).strip())
+    print({0: "absent", 1: "present", 125: "cannot test"}.get(proc.returncode, f"exit {proc.returncode}"))
+    return proc.returncode
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="gfxhound", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    fuzz = sub.add_parser("fuzz", help="run a fuzz campaign")
+    fuzz.add_argument("--target", default="gfx942", help="comma-separated AMD archs, e.g. gfx942,gfx950")
+    fuzz.add_argument("--backend", default="compile", choices=["compile", "interpret", "device"])
+    fuzz.add_argument("--budget", default="2m", help="duration (10m, 90s) or kernel count (5000)")
+    fuzz.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    fuzz.add_argument("--seed", type=int, default=0)
+    fuzz.add_argument("--corpus", default="corpus")
+    fuzz.add_argument("--timeout", type=float, default=60.0, help="seconds per compile before it is a timeout")
+    fuzz.add_argument("--max-ops", type=int, default=24)
+    fuzz.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    fuzz.add_argument("--quiet", action="store_true")
+    fuzz.set_defaults(func=cmd_fuzz)
+    corpus = sub.add_parser("corpus", help="list, show or replay findings")
+    corpus.add_argument("action", choices=["list", "show", "replay"])
+    corpus.add_argument("id", nargs="?")
+    corpus.add_argument("--corpus", default="corpus")
+    corpus.add_argument("--json", action="store_true")
+    corpus.add_argument("--timeout", type=float, default=900)
+    corpus.set_defaults(func=cmd_corpus)
+    return parser
+
+
+def main(argv=None):
+    from gfxhound.campaign import CampaignError
+    from gfxhound.corpus_store import CorpusError
+    from gfxhound.spec import SpecError
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (UserError, CampaignError, CorpusError, SpecError) as exc:
+        print(f"gfxhound: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("gfxhound: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

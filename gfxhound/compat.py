@@ -1,0 +1,174 @@
+"""Compile a Triton kernel for an AMD target exactly as the runtime would, on any Triton 3.x.
+
+Why self-contained (standard library + triton only, no gfxhound imports): repro scripts embed a copy, and they are
+what bisection runs on releases from 3.0 to today. Three things vary across releases and live only here:
+- the ``ASTSource`` calling convention (changed at 3.3),
+- argument specialisation (``tt.divisibility``; ``tt.pointer_range`` on HIP since 3.4; ints equal to 1 become
+  constexprs), which we take from the backend's own hooks so a compile-only campaign sees the runtime's code paths,
+- the backend's stage table, which we wrap to print ``##gfxhound-stage <name>`` on fd 2 before each stage, so a
+  process killed by LLVM still says where it died.
+"""
+import os
+import re
+
+STAGE_MARK = "##gfxhound-stage"
+WAVE64_PREFIXES = ("gfx90", "gfx94", "gfx95")
+
+
+def triton_version():
+    import triton
+    return triton.__version__
+
+
+def version_tuple(text):
+    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
+
+
+def warp_size(arch):
+    return 64 if arch.startswith(WAVE64_PREFIXES) else 32
+
+
+def hip_backend_class():
+    from triton.backends.amd.compiler import HIPBackend
+    return HIPBackend
+
+
+class StubTensor:
+    """Stands for a device tensor during specialisation: 256-byte aligned, ``nbytes`` long."""
+
+    def __init__(self, nbytes):
+        self.nbytes = nbytes
+
+    def data_ptr(self):
+        return 0x7F0000000000
+
+    def ptr_range(self):
+        return self.nbytes
+
+
+def _spec_string(backend, value, kind):
+    """The backend's specialisation letters for one argument ('D' divisible by 16, 'S' within 2 GB, ...)."""
+    arg = StubTensor(value) if kind == "ptr" else value
+    if kind == "ptr" and hasattr(backend, "get_tensor_specialization"):
+        return backend.get_tensor_specialization(arg, align=True)
+    if kind == "int" and hasattr(backend, "get_int_specialization"):
+        return backend.get_int_specialization(arg, align=True)
+    if hasattr(backend, "get_arg_specialization"):
+        return backend.get_arg_specialization(arg, "tensor" if kind == "ptr" else "int", align=True)
+    return "D" if (kind == "int" and value % 16 == 0) or kind == "ptr" else ""
+
+
+def specialise(args):
+    """Runtime-equivalent (signature, constexprs, attrs) keyed by argument name.
+
+    ``args`` is a list of dicts: {name, kind: ptr|int|float|constexpr, type, value}. For ``ptr`` the value is the
+    buffer's size in bytes.
+    """
+    backend = hip_backend_class()
+    signature, constexprs, attrs = {}, {}, {}
+    for arg in args:
+        name, kind, value = arg["name"], arg["kind"], arg.get("value")
+        if kind == "constexpr" or (kind == "int" and value == 1):
+            signature[name] = "constexpr"
+            constexprs[name] = value
+            continue
+        signature[name] = arg["type"]
+        if kind in ("ptr", "int"):
+            try:
+                desc = _spec_string(backend, value, kind)
+            except ImportError:  # 3.4's is_within_2gb imports torch; without it, decide as it would
+                desc = "D" + ("S" if os.environ.get("AMDGCN_USE_BUFFER_OPS", "0") in ("1", "true", "on") else "")
+            found = backend.parse_attr(desc) if hasattr(backend, "parse_attr") else []
+            if found:
+                attrs[name] = [list(a) for a in found]
+    return signature, constexprs, attrs
+
+
+def make_source(fn, signature, constexprs, attrs):
+    """An ``ASTSource`` in whichever calling convention the installed Triton speaks."""
+    from triton.compiler import ASTSource
+    names = list(fn.arg_names)
+    if version_tuple(triton_version()) >= (3, 3):
+        index_attrs = {(names.index(n),): v for n, v in attrs.items()}
+        return ASTSource(fn, signature=dict(signature), constexprs=dict(constexprs), attrs=index_attrs)
+    from triton.compiler.compiler import AttrsDescriptor
+    sig = {n: t for n, t in signature.items() if t != "constexpr"}
+    divisible = [names.index(n) for n, v in attrs.items() if ["tt.divisibility", 16] in v]
+    if version_tuple(triton_version()) >= (3, 2):
+        desc = AttrsDescriptor.from_dict({"arg_properties": {"tt.divisibility": divisible}, "cls": "AttrsDescriptor"})
+    else:
+        desc = AttrsDescriptor(divisible_by_16=tuple(divisible), equal_to_1=())
+    return ASTSource(fn, signature={names.index(n): t for n, t in sig.items()},
+                     constants={names.index(n): v for n, v in constexprs.items()}, attrs=desc)
+
+
+def install_stage_markers(on_output=None):
+    """Wrap every stage the HIP backend registers: print a marker on fd 2 first, hand the output to on_output."""
+    backend = hip_backend_class()
+    original = backend.add_stages
+    if getattr(original, "_gfxhound_marked", False):
+        backend.add_stages._gfxhound_on_output[0] = on_output
+        return
+    holder = [on_output]
+
+    def add_stages(self, stages, options, *rest):
+        original(self, stages, options, *rest)
+        for name, fn in list(stages.items()):
+            stages[name] = _marked(name, fn, holder)
+
+    add_stages._gfxhound_marked = True
+    add_stages._gfxhound_on_output = holder
+    backend.add_stages = add_stages
+
+
+def _marked(name, fn, holder):
+    def run(src, metadata):
+        os.write(2, f"{STAGE_MARK} {name}\n".encode())
+        out = fn(src, metadata)
+        if holder[0] is not None:
+            holder[0](name, out)
+        return out
+    return run
+
+
+def compile_for_amd(fn, args, arch, options, env_knobs=None):
+    """Compile ``fn`` for ``arch`` with runtime-equivalent specialisation; returns the CompiledKernel."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    saved = {k: os.environ.get(k) for k in (env_knobs or {})}
+    os.environ.update({k: str(v) for k, v in (env_knobs or {}).items()})
+    try:
+        signature, constexprs, attrs = specialise(args)
+        src = make_source(fn, signature, constexprs, attrs)
+        return triton.compile(src, target=GPUTarget("hip", arch, warp_size(arch)), options=dict(options))
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+_RESOURCE_KEYS = ("vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count", "sgpr_spill_count",
+                  "private_segment_fixed_size")
+
+
+def resources(compiled):
+    """Static resource figures of an AMD kernel: registers, spills, scratch, LDS, occupancy."""
+    text = compiled.asm.get("amdgcn", "") if hasattr(compiled, "asm") else ""
+    out = {}
+    for key in _RESOURCE_KEYS:
+        m = re.search(r"\.%s:\s+(\d+)" % key, text)
+        if m:
+            out[key] = int(m.group(1))
+    m = re.search(r";\s*Occupancy:\s*(\d+)", text)
+    if m:
+        out["occupancy"] = int(m.group(1))
+    out["lds"] = int(getattr(compiled.metadata, "shared", 0) or 0)
+    return out
+
+
+def applied_options(compiled, names):
+    """The options the compiler really used (releases silently drop ones they do not know)."""
+    meta = compiled.metadata
+    return {n: getattr(meta, n) for n in names if hasattr(meta, n)}

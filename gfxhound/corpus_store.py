@@ -1,0 +1,307 @@
+"""On-disk corpus of findings, one directory per bug signature (DESIGN.md, Corpus layout).
+
+    <root>/<signature>/finding.json                  mutable summary (Finding)
+    <root>/<signature>/examples/<spec-hash>/...      immutable once renamed into place
+    <root>/<signature>/reduced/..., bisect.json      written by reduce / bisect
+
+Why the care: campaigns run for hours, several may share a corpus, and any of them can be killed at any instant.
+So every mutation happens under an exclusive fcntl.flock on <root>/.lock, files are written to a `.tmp-` sibling,
+fsync'd and os.replace'd, and example directories are built completely under a `.tmp-` name and then renamed.
+A reader therefore sees either the old or the new state, never a half-written one, and anything named `.tmp-`
+is by construction garbage once the lock is free (writers only create temp entries while holding it).
+"""
+import fcntl
+import json
+import os
+import re
+import shutil
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+
+FINDING_FORMAT = 1
+_NAME = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*")
+_REQUIRED = ("signature", "verdict", "stage", "spec_hash", "target", "toolchain")
+
+
+class CorpusError(Exception):
+    """A problem the user has to act on; str() is a one-line message naming the path involved."""
+
+
+def _is_temp(name):
+    return ".tmp-" in name  # ours are ".tmp-<name>.<pid>"; "finding.json.tmp-1" style strays count too
+
+
+def _check_name(kind, name):
+    """Signatures and spec hashes become path components: refuse anything that could escape or collide."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or _is_temp(name):
+        raise CorpusError(f"invalid {kind} {name!r}: must be a plain file name")
+    return name
+
+
+def _fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_synced(path, data):
+    with open(path, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _atomic_write(path, data):
+    """Temp file + fsync + os.replace: a crash leaves either the old file or the new one (plus a stray temp)."""
+    tmp = path.with_name(f".tmp-{path.name}.{os.getpid()}")
+    _write_synced(tmp, data)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _install_dir(final, build):
+    """Build a directory under a `.tmp-` sibling name, then rename it into place: it appears complete or not at all."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(f".tmp-{final.name}.{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    build(tmp)
+    _fsync_dir(tmp)
+    os.rename(tmp, final)
+    _fsync_dir(final.parent)
+
+
+@dataclass
+class Finding:
+    """The mutable summary of one signature; examples lists spec hashes in the order they were first kept."""
+    signature: str
+    verdict: str
+    stage: str
+    message: str
+    normalised: str
+    first_seen: str
+    last_seen: str
+    count: int
+    targets: list
+    toolchains: list
+    status: str = "new"
+    examples: list = field(default_factory=list)
+    format: int = FINDING_FORMAT
+
+    def to_json(self):
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data):
+        """Refuse what this version cannot faithfully round-trip rather than silently dropping fields on rewrite."""
+        if not isinstance(data, dict):
+            raise CorpusError("finding.json is not a JSON object")
+        fmt = data.get("format")
+        if isinstance(fmt, int) and fmt > FINDING_FORMAT:
+            raise CorpusError(f"finding.json has format {fmt}, this gfxhound reads up to {FINDING_FORMAT}; "
+                              "upgrade gfxhound")
+        names = [f.name for f in fields(cls)]
+        missing = [n for n in names if n not in data]
+        if missing:
+            raise CorpusError(f"finding.json is missing fields: {', '.join(missing)}")
+        if not isinstance(data["count"], int) or not all(isinstance(data[k], list)
+                                                          for k in ("targets", "toolchains", "examples")):
+            raise CorpusError("finding.json has fields of the wrong type")
+        return cls(**{n: data[n] for n in names})
+
+
+class Corpus:
+    """A corpus directory; nothing is created until the first write, so pointing at a typo'd path costs nothing."""
+
+    def __init__(self, root: "str | Path"):
+        self.root = Path(root)
+        self._check_root()
+
+    def _check_root(self):
+        if self.root.exists() and not self.root.is_dir():
+            raise CorpusError(f"corpus at {self.root}: exists but is not a directory")
+        return self.root.exists()
+
+    @contextmanager
+    def _locked(self, blocking=True):
+        """Exclusive lock on <root>/.lock; yields False instead of waiting when blocking=False and it is held."""
+        self._check_root()
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)  # closing the descriptor releases the flock
+
+    def path(self, signature: str) -> Path:
+        return self.root / _check_name("signature", signature)
+
+    def _disk_examples(self, signature):
+        d = self.path(signature) / "examples"
+        if not d.is_dir():
+            return []
+        return sorted(p.name for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    def example_dirs(self, signature: str) -> "list[Path]":
+        """Listed examples in insertion order, then any complete dir a killed writer renamed in but never listed."""
+        f = self._load(signature)
+        listed = f.examples if f else []
+        disk = self._disk_examples(signature)
+        names = [e for e in listed if e in disk] + [e for e in disk if e not in listed]
+        return [self.path(signature) / "examples" / e for e in names]
+
+    def _load(self, signature):
+        p = self.path(signature) / "finding.json"
+        if not p.is_file():
+            return None
+        try:
+            return Finding.from_json(json.loads(p.read_text()))
+        except (ValueError, TypeError, UnicodeDecodeError) as e:
+            raise CorpusError(f"corpus at {self.root}: finding {p.parent.name} has a corrupt finding.json ({p}: "
+                              f"{str(e).splitlines()[0] if str(e) else type(e).__name__}); move it aside or delete it")
+        except CorpusError as e:
+            raise CorpusError(f"corpus at {self.root}: {p}: {e}") from None
+
+    def findings(self) -> "list[Finding]":
+        """All findings sorted by first_seen; temp entries and dirs with no finding.json yet are skipped."""
+        if not self._check_root():
+            return []
+        try:
+            self.clean_temp()  # opportunistic: a no-op while a writer holds the lock
+        except OSError:
+            pass  # read-only corpus: temp entries are skipped below anyway
+        out = []
+        for p in sorted(self.root.iterdir()):
+            if p.name.startswith(".") or _is_temp(p.name) or not p.is_dir() or not _NAME.fullmatch(p.name):
+                continue
+            f = self._load(p.name)
+            if f is not None:
+                out.append(f)
+        return sorted(out, key=lambda f: (f.first_seen, f.signature))
+
+    def get(self, prefix: str) -> Finding:
+        sigs = [f.signature for f in self.findings() if f.signature.startswith(prefix)]
+        if not sigs:
+            raise CorpusError(f"no finding matches {prefix!r} in corpus at {self.root}")
+        if len(sigs) > 1:
+            raise CorpusError(f"{prefix!r} is ambiguous: matches {', '.join(sorted(sigs))}")
+        return self._load(sigs[0])
+
+    def _save(self, f):
+        d = self.path(f.signature)
+        d.mkdir(exist_ok=True)
+        _atomic_write(d / "finding.json", json.dumps(f.to_json(), indent=2, sort_keys=True) + "\n")
+
+    def record(self, execution: dict, files: "dict[str, bytes | str]", ir_dir: "Path | None" = None,
+               max_examples: int = 5) -> "tuple[Finding, bool]":
+        """Count one occurrence of execution's signature, keeping its files as an example if there is room.
+
+        Returns (finding, is_new_signature). The example dir is renamed into place before finding.json lists it,
+        so a listed example is always complete; an unlisted complete one is adopted on the next write."""
+        missing = [k for k in _REQUIRED if k not in execution]
+        if missing:
+            raise CorpusError(f"execution is missing keys: {', '.join(missing)}")
+        sig = _check_name("signature", execution["signature"])
+        spec = _check_name("spec hash", execution["spec_hash"])
+        when = execution.get("time") or datetime.now(timezone.utc).isoformat(timespec="seconds")
+        for name in files:
+            if Path(name).is_absolute() or ".." in Path(name).parts or _is_temp(name):
+                raise CorpusError(f"invalid example file name {name!r}")
+        with self._locked():
+            f = self._load(sig)
+            is_new = f is None
+            if is_new:
+                f = Finding(signature=sig, verdict=execution["verdict"], stage=execution["stage"],
+                            message=(execution.get("message") or "").split("\n")[0],
+                            normalised=execution.get("normalised", ""), first_seen=when, last_seen=when, count=0,
+                            targets=[], toolchains=[])
+            f.count += 1
+            f.first_seen, f.last_seen = min(f.first_seen, when), max(f.last_seen, when)
+            f.targets = sorted(set(f.targets) | {execution["target"]})
+            f.toolchains = sorted(set(f.toolchains) | {execution["toolchain"]})
+            disk = self._disk_examples(sig)
+            f.examples += [e for e in disk if e not in f.examples]
+            if spec not in f.examples and len(f.examples) < max_examples:
+                def build(tmp):
+                    tmp.mkdir()
+                    for name, data in files.items():
+                        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+                        _write_synced(tmp / name, data)
+                    if ir_dir is not None:
+                        (tmp / "ir").mkdir()
+                        for p in sorted(Path(ir_dir).iterdir()):
+                            if p.is_file() and not p.is_symlink():
+                                _write_synced(tmp / "ir" / p.name, p.read_bytes())
+                _install_dir(self.path(sig) / "examples" / spec, build)
+                f.examples.append(spec)
+            self._save(f)
+            return f, is_new
+
+    def merge_from(self, other: "Corpus") -> "tuple[int, int]":
+        """Fold other's findings into this corpus: counts summed, sets unioned, missing example dirs copied.
+
+        Sums are not idempotent: merging the same source twice counts its occurrences twice, so merging a corpus
+        into itself is refused. Example dirs already here are kept as they are (never overwritten); reduced/ and
+        bisect.json are derived data and are not copied. Returns (signatures added, signatures merged)."""
+        if other.root.resolve() == self.root.resolve():
+            raise CorpusError(f"corpus at {self.root}: cannot merge a corpus into itself")
+        theirs = other.findings()
+        added = merged = 0
+        with self._locked():
+            for t in theirs:
+                mine = self._load(t.signature)
+                ex_root = self.path(t.signature) / "examples"
+                have = self._disk_examples(t.signature)
+                copied = []
+                for src in other.example_dirs(t.signature):
+                    if src.name in have:
+                        continue
+                    _install_dir(ex_root / src.name, lambda tmp, src=src: shutil.copytree(
+                        src, tmp, copy_function=lambda s, d: _write_synced(d, Path(s).read_bytes()),
+                        ignore=lambda d, names: [n for n in names if _is_temp(n)]))
+                    copied.append(src.name)
+                if mine is None:
+                    added += 1
+                    mine = Finding(**{**t.to_json(), "examples": []})
+                else:
+                    merged += 1
+                    mine.count += t.count
+                    mine.first_seen = min(mine.first_seen, t.first_seen)
+                    mine.last_seen = max(mine.last_seen, t.last_seen)
+                    mine.targets = sorted(set(mine.targets) | set(t.targets))
+                    mine.toolchains = sorted(set(mine.toolchains) | set(t.toolchains))
+                    if mine.status == "new":
+                        mine.status = t.status
+                mine.examples += [e for e in have + copied if e not in mine.examples]
+                self._save(mine)
+        return added, merged
+
+    def clean_temp(self) -> "list[Path]":
+        """Remove leftover `.tmp-` entries, but only if the lock is free: a live writer's temps are not garbage.
+
+        Returns the removed paths (empty when a writer holds the lock or the corpus does not exist yet)."""
+        if not self._check_root():
+            return []
+        removed = []
+        with self._locked(blocking=False) as got:
+            if not got:
+                return []
+            for dirpath, dirnames, filenames in os.walk(self.root):
+                for name in [n for n in dirnames if _is_temp(n)]:
+                    shutil.rmtree(os.path.join(dirpath, name), ignore_errors=True)
+                    removed.append(Path(dirpath, name))
+                dirnames[:] = [n for n in dirnames if not _is_temp(n)]
+                for name in filenames:
+                    if _is_temp(name):
+                        os.unlink(os.path.join(dirpath, name))
+                        removed.append(Path(dirpath, name))
+        return removed

@@ -1,0 +1,50 @@
+"""Execution: the record the run stage writes (run.json) and the judge, corpus and later stages read."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+EXECUTION_FORMAT = 1
+VERDICTS = ("pass", "miscompile", "ice", "user_error", "runtime_fault", "timeout", "nondeterministic", "unresolved")
+BUG_VERDICTS = ("miscompile", "ice", "runtime_fault", "timeout", "nondeterministic")
+
+
+@dataclass
+class Execution:
+    spec_hash: str
+    target: str
+    backend: str  # "compile" | "interpret" | "device"
+    toolchain: str  # e.g. "triton-3.9.0"
+    verdict: str
+    stage: str = ""
+    message: str = ""
+    normalised: str = ""
+    frames: list = field(default_factory=list)
+    signature: str = ""
+    duration_s: float = 0.0
+    options_requested: dict = field(default_factory=dict)
+    options_applied: dict = field(default_factory=dict)
+    resources: dict = field(default_factory=dict)
+    checks: dict = field(default_factory=dict)  # extra oracles that ran, e.g. {"llc": "ok" | "unparsable" | ...}
+    reason: str = ""  # for unresolved/user_error: why
+    time: str = ""
+    format: int = EXECUTION_FORMAT
+
+    def __post_init__(self):
+        assert self.verdict in VERDICTS, self.verdict
+
+    def to_json(self):
+        return asdict(self)
+
+    def dumps(self):
+        return json.dumps(self.to_json(), indent=1, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, data):
+        if data.get("format", 0) > EXECUTION_FORMAT:
+            raise ValueError(f"run.json format {data.get('format')} is newer than this gfxhound; upgrade gfxhound")
+        return cls(**data)
+
+    @property
+    def is_bug(self):
+        return self.verdict in BUG_VERDICTS

@@ -1,0 +1,173 @@
+"""Failure summaries and bug signatures.
+
+Why this module is self-contained (standard library only, no gfxhound imports): every repro script embeds a copy
+of it, so that "the bug is present" in a repro means exactly what it means in a campaign: the same verdict, stage,
+normalised message and frames, hashed the same way (DESIGN.md, Signatures and Repro protocol).
+
+Input is what any compile attempt leaves behind: the text it printed (a Python traceback and/or the native
+diagnostics on fd 2, with ``##gfxhound-stage <name>`` markers written before each compiler stage) and how it ended.
+"""
+import hashlib
+import json
+import re
+
+NORMALISER_VERSION = 1
+
+# Legitimate rejections: the kernel or its options are not acceptable to this Triton/target. Classified by message,
+# not exception type (some are AssertionErrors). Each entry: (regex, short reason).
+USER_ERROR_PATTERNS = [
+    (r"kpack must be 1 for gfx950|only accepts kpack == 1|kpack must be", "kpack not supported on target"),
+    (r"matrix_instr_nonkdim.*(not supported|must be|invalid)|unsupported matrix_instr_nonkdim", "unsupported nonkdim"),
+    (r"input_precision must be one of|input_precision .* is not supported|allowed_dot_input_precisions", "input precision"),
+    (r"Unsupported dtype|unsupported dtype|not supported in this architecture|is not supported on this architecture",
+     "dtype not supported"),
+    (r"type fp8e\w+ not supported in this architecture", "fp8 not supported"),
+    (r"out of resource: shared memory|OutOfResources|out of resources", "out of resources"),
+    (r"has no attribute '(range|join|split|dot_scaled|cumsum|static_range)'", "API not in this release"),
+    (r"got an unexpected keyword argument", "API not in this release"),
+    (r"unsupported target|Unknown target|not a supported target", "target not supported by this release"),
+    (r"Expected dtype \[.*\] but got", "operand dtype not accepted by this op"),
+    (r"Mismatched type for \w+ between then block|Loop-carried variable \w+ has initial type|"
+     r"Both operands must be same dtype|incompatible dimensions|Cannot broadcast|"
+     r"First input \(\w+\) and second input \(\w+\) must have the same dtype", "frontend type rule"),
+]
+
+_NORMALISERS = [
+    (re.compile(r"0x[0-9a-fA-F]+"), "0xADDR"),
+    (re.compile(r"(?:/[\w.+\-@]+)+/([\w.+\-]+)"), r"<path>/\1"),  # absolute paths: keep the basename only
+    (re.compile(r"<path>/(?:spec_[0-9a-f]+|repro\w*|kernel\w*)\.py"), "<kernel>"),
+    (re.compile(r"\bspec_[0-9a-f]{6,}\b"), "spec_H"),
+    (re.compile(r"%arg\d+"), "%argN"),
+    (re.compile(r"%\d+"), "%N"),
+    (re.compile(r"\^bb\d+"), "^bbN"),
+    (re.compile(r"\bt\d+(?=[:\s,)]|$)"), "tN"),  # SelectionDAG node ids
+    (re.compile(r"(#\w+?)\d+\b"), r"\1"),  # layout aliases (#blocked3 -> #blocked, #mma1 -> #mma)
+    (re.compile(r"\b(tensor|vector|memref|!tt\.memdesc|memdesc)<(?:[\d?]+x)+"), r"\1<Sx"),
+    (re.compile(r'loc\([^()]*\)'), "loc(...)"),
+    (re.compile(r":\d+:\d+"), ":L:C"),
+    (re.compile(r"\bline \d+"), "line N"),
+    (re.compile(r"\b[a-z]{1,4}_\d+\b"), "ID"),  # identifiers the generator invents (v_12, in_0, acc_3)
+    (re.compile(r"\b\d+\b"), "N"),
+    (re.compile(r"[ \t]+"), " "),
+]
+
+_STAGE_MARK = re.compile(r"^##gfxhound-stage (\S+)\s*$", re.M)
+_KEY_LINE_PATTERNS = [
+    re.compile(r"LLVM ERROR: .*"),
+    re.compile(r".*Assertion [`'].*' failed.*"),
+    re.compile(r"Bad machine code: .*"),
+    re.compile(r"error: .*"),
+    re.compile(r"UNREACHABLE executed.*|.*unreachable.*", re.I),
+    re.compile(r"Segmentation fault.*|Stack dump:.*"),
+]
+_TRACEBACK_EXC = re.compile(r"^(\w[\w.]*(?:Error|Exception|Interrupt|Exit)|triton\.\w[\w.]*): ?(.*)$", re.M)
+_SOURCE_POSITION = re.compile(r"^at \d+:\d+:?$")
+_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
+
+
+def normalise(text):
+    """The versioned normaliser: stable across runs, keeps types, intrinsics, pass and arch names."""
+    for pattern, repl in _NORMALISERS:
+        text = pattern.sub(repl, text)
+    return text.strip()[:400]
+
+
+def last_stage(text):
+    """The compiler stage that was running when the attempt ended (the last marker printed), or ''."""
+    marks = _STAGE_MARK.findall(text or "")
+    return marks[-1] if marks else ""
+
+
+def key_line(text):
+    """The one line of native diagnostics that says what went wrong, or ''."""
+    lines = [line for line in (text or "").splitlines() if not line.startswith("##gfxhound")]
+    for pattern in _KEY_LINE_PATTERNS:
+        for line in lines:
+            m = pattern.search(line)
+            if m:
+                return m.group(0).strip()
+    return ""
+
+
+def python_exception(text):
+    """(exception type, message, innermost compiler frames) of the last traceback in text.
+
+    Chained exceptions ("The above exception was the direct cause...") often end in a CompilationError whose own
+    text is only a source position and the kernel source; the message is then the nearest earlier one.
+    """
+    text = text or ""
+    start = text.rfind("Traceback (most recent call last)")
+    if start < 0:
+        return "", "", []
+    tail = text[start:]
+    frames = [fn for path, fn in _FRAME.findall(tail) if "triton" in path and "gfxhound" not in path]
+    headers = list(_TRACEBACK_EXC.finditer(text))
+    if not headers:
+        return "", "", frames[-2:]
+    exc_type = headers[-1].group(1).rsplit(".", 1)[-1]
+    for match in reversed(headers):
+        message = _message_of(text, match)
+        if message and not _SOURCE_POSITION.match(message):
+            return exc_type, message, frames[-2:]
+    return exc_type, headers[-1].group(2).strip(), frames[-2:]
+
+
+def _message_of(text, match):
+    message = match.group(2).strip()
+    if message and not _SOURCE_POSITION.match(message):
+        return message
+    # CompilationError: "at 12:4:", the kernel source (indented) with a caret line, then the message
+    following = []
+    for line in text[match.end():].splitlines():
+        if line.startswith(("Traceback", "The above exception", "During handling")):
+            break
+        if line.strip() and not line.startswith((" ", "\t", "^", "##gfxhound")):
+            following.append(line.strip())
+    real = [line for line in following if not line.startswith("def ")]
+    return real[-1] if real else message
+
+
+def user_error_reason(text):
+    for pattern, reason in USER_ERROR_PATTERNS:
+        if re.search(pattern, text or ""):
+            return reason
+    return ""
+
+
+def summarise(text, ended):
+    """Classify one failed compile attempt.
+
+    ``ended`` is 'exception' (a Python exception, traceback in text), 'signal:<N>' (the process died from signal N),
+    'exit:<N>' (it exited with N without a traceback), or 'timeout'. Returns a dict with verdict, stage, message,
+    frames and signature.
+    """
+    stage = last_stage(text)
+    exc_type, exc_message, frames = python_exception(text)
+    native = key_line(text)
+    if ended == "timeout":
+        verdict, message, frames = "timeout", "compile did not finish in time", []
+    elif ended == "exception":
+        message = f"{exc_type}: {exc_message}" if exc_type else (native or "exception")
+        if native and exc_type in ("RuntimeError", "") and ("PassManager" in exc_message or not exc_message):
+            message = f"{message} | {native}"
+        verdict = "user_error" if user_error_reason(message) else "ice"
+    else:  # died: signal or unexpected exit
+        message = native or ended
+        if ended.startswith("signal:"):
+            message = f"{message} [{ended}]" if native else message
+        verdict = "ice"
+        frames = []
+    normalised = normalise(message)
+    return {
+        "verdict": verdict,
+        "stage": stage,
+        "message": message.strip()[:2000],
+        "normalised": normalised,
+        "frames": list(frames),
+        "signature": signature_hash(verdict, stage, normalised, frames),
+    }
+
+
+def signature_hash(verdict, stage, normalised, frames):
+    blob = json.dumps([NORMALISER_VERSION, verdict, stage, normalised, list(frames)])
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

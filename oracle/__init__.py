@@ -1,0 +1,1 @@
+"""Run and judge: compile (and later execute) a spec, and decide its verdict."""

@@ -1,0 +1,89 @@
+"""The task a compile worker runs: render, import, compile for an AMD target, report what happened.
+
+Runs inside a pool worker (oracle/pool.py). Native diagnostics go to fd 2, which is pointed at a per-task file so
+that they survive the process being killed by LLVM (abort) or by the pool (timeout). Every stage's output is
+written to the task directory as it is produced, so a crash still leaves the IR of the stages before it.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from gfxhound import compat
+from gfxhound.spec import KernelSpec
+from gfxhound.fuzz.capabilities import Capabilities
+from gfxhound.fuzz.render import render
+
+IR_SUFFIX = {"ttir": "ttir", "ttgir": "ttgir", "llir": "llir", "amdgcn": "amdgcn"}
+APPLIED = ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint",
+           "enable_fp_fusion", "default_dot_input_precision")
+
+
+def load_kernel(source: str, path: Path, kernel_name: str):
+    path.write_text(source)
+    name = f"gfxhound_kernel_{path.parent.name}_{os.getpid()}"
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    module_spec.loader.exec_module(module)
+    return getattr(module, kernel_name)
+
+
+def _ir_saver(ir_dir: Path):
+    def save(stage, output):
+        suffix = IR_SUFFIX.get(stage)
+        if suffix is not None:
+            (ir_dir / f"kernel.{suffix}").write_text(str(output))
+    return save
+
+
+class _Fd2Redirect:
+    """Point fd 2 at a file for the duration (native code writes there, not to sys.stderr)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 2)
+        os.close(fd)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+
+
+def run_compile(task: dict) -> dict:
+    """Compile one spec. Returns {'status': 'ok'|'exception'|'harness', ...}; never raises for compiler errors."""
+    task_dir = Path(task["task_dir"])
+    ir_dir = task_dir / "ir"
+    ir_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        spec = KernelSpec.from_json(task["spec"])
+        caps = Capabilities.from_json(task["caps"])
+        rendered = render(spec, caps)
+        kernel = load_kernel(rendered.source, task_dir / "kernel.py", rendered.kernel_name)
+        compat.install_stage_markers(_ir_saver(ir_dir))
+    except Exception:  # noqa: BLE001 - a harness failure must never look like a compiler bug
+        return {"status": "harness", "text": traceback.format_exc()}
+    start = time.perf_counter()
+    with _Fd2Redirect(task["stderr_path"]):
+        try:
+            compiled = compat.compile_for_amd(kernel, rendered.args, task["arch"], rendered.options, rendered.env)
+        except BaseException:  # noqa: BLE001 - every compiler failure is data
+            text = traceback.format_exc()
+            duration = time.perf_counter() - start
+            os.write(2, text.encode(errors="replace"))
+            return {"status": "exception", "duration": duration}
+    duration = time.perf_counter() - start
+    result = {"status": "ok", "duration": duration, "resources": compat.resources(compiled),
+              "applied": compat.applied_options(compiled, APPLIED)}
+    return result

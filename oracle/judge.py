@@ -1,0 +1,33 @@
+"""Turn what a compile attempt left behind into an Execution with a verdict and a signature."""
+from __future__ import annotations
+
+import datetime
+
+from gfxhound.records import Execution
+from gfxhound.signature import summarise
+
+
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, options: dict) -> Execution:
+    status = outcome["status"]
+    base = dict(spec_hash=spec_hash, target=target, backend="compile", toolchain=toolchain,
+                options_requested=dict(options), time=now(), duration_s=round(outcome.get("duration", 0.0), 4))
+    if status == "ok":
+        return Execution(verdict="pass", resources=outcome.get("resources", {}),
+                         options_applied=outcome.get("applied", {}), **base)
+    if status == "harness":
+        lines = outcome.get("text", "").strip().splitlines() or ["harness error"]
+        return Execution(verdict="unresolved", reason=lines[-1][:500], message=outcome.get("text", "")[-2000:],
+                         **base)
+    ended = {"exception": "exception", "timeout": "timeout"}.get(status, outcome.get("ended", "exit:?"))
+    summary = summarise(outcome.get("text", ""), ended)
+    reason = ""
+    if summary["verdict"] == "user_error":
+        from gfxhound.signature import user_error_reason
+        reason = user_error_reason(summary["message"])
+    return Execution(verdict=summary["verdict"], stage=summary["stage"], message=summary["message"],
+                     normalised=summary["normalised"], frames=summary["frames"], signature=summary["signature"],
+                     reason=reason, **base)

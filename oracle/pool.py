@@ -1,0 +1,75 @@
+"""A pool of warm compile workers, each with its own Triton cache; a crash or hang costs one worker, not the run.
+
+Why pebble: workers stay warm across tasks (a fresh process costs ~0.6 s before its first compile), a task past its
+timeout has its worker killed and replaced, and a worker that dies (SIGABRT from LLVM, SIGSEGV in a pass)
+surfaces as ProcessExpired with its exit code, after which pebble starts a new one.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import tempfile
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+
+from pebble import ProcessExpired, ProcessPool
+
+from .compile_task import run_compile
+
+
+def _worker_init(root: str, env: dict):
+    os.environ.update(env)
+    cache = Path(root) / f"cache-{os.getpid()}"
+    cache.mkdir(parents=True, exist_ok=True)
+    os.environ["TRITON_CACHE_DIR"] = str(cache)
+    import triton.compiler  # noqa: F401  - warm up before the first task's clock starts
+
+
+class CompilePool:
+    def __init__(self, workers: int, timeout: float, env: dict | None = None, root: str | None = None,
+                 max_tasks: int = 400):
+        self.root = Path(root or tempfile.mkdtemp(prefix="gfxhound-pool-"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.timeout = timeout
+        self.counter = 0
+        self.pool = ProcessPool(max_workers=workers, max_tasks=max_tasks, initializer=_worker_init,
+                                initargs=(str(self.root), dict(env or {})),
+                                context=multiprocessing.get_context("spawn"))
+
+    def submit(self, spec_json: dict, caps_json: dict, arch: str, fn=run_compile):
+        self.counter += 1
+        task_dir = self.root / "tasks" / f"t{self.counter}"
+        task_dir.mkdir(parents=True, exist_ok=True)
+        task = {"spec": spec_json, "caps": caps_json, "arch": arch, "task_dir": str(task_dir),
+                "stderr_path": str(task_dir / "stderr.txt")}
+        future = self.pool.schedule(fn, args=(task,), timeout=self.timeout)
+        return task, future
+
+    def outcome(self, task, future) -> dict:
+        """What happened to one task, as plain data: status ok|exception|harness|died|timeout, plus text."""
+        try:
+            result = future.result()
+        except FutureTimeout:
+            result = {"status": "timeout", "duration": self.timeout}
+        except ProcessExpired as exc:
+            code = exc.exitcode
+            result = {"status": "died", "ended": f"signal:{-code}" if code and code < 0 else f"exit:{code}"}
+        except Exception as exc:  # noqa: BLE001 - pickling or pool errors are the harness's
+            result = {"status": "harness", "text": f"{type(exc).__name__}: {exc}"}
+        stderr = Path(task["stderr_path"])
+        native = stderr.read_text(errors="replace") if stderr.exists() else ""
+        result["text"] = native + ("\n" + result["text"] if result.get("text") else "")
+        result["ir_dir"] = str(Path(task["task_dir"]) / "ir")
+        return result
+
+    def discard(self, task):
+        shutil.rmtree(task["task_dir"], ignore_errors=True)
+
+    def close(self, cancel=False):
+        if cancel:
+            self.pool.stop()
+        else:
+            self.pool.close()
+        self.pool.join(timeout=30)
+        shutil.rmtree(self.root, ignore_errors=True)

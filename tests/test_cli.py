@@ -1,0 +1,98 @@
+"""The command line: real short campaigns, user errors as one line with a non-zero exit, interruption."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gfxhound.corpus_store import Corpus
+
+
+def run_cli(gfxhound_bin, *args, timeout=600, **kw):
+    return subprocess.run([gfxhound_bin, *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
+    proc = run_cli(gfxhound_bin, "fuzz", "--target", "gfx942,gfx1100", "--budget", "24", "--workers", "2",
+                   "--corpus", str(tmp_path / "c"), "--json", "--seed", "7")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads(proc.stdout)
+    assert summary["kernels"] == 24
+    assert sum(summary["verdicts"].values()) == 24
+    assert summary["verdicts"].get("unresolved", 0) == 0, summary["unresolved"]
+    assert summary["toolchain"].startswith("triton-3.")
+    cov = summary["coverage"]
+    assert cov["target:gfx942"]["kernels"] == 12 and cov["target:gfx1100"]["kernels"] == 12
+    assert any(key.startswith("op:dot") for key in cov)
+    assert "control:for" in cov and "control:if" in cov
+
+
+@pytest.mark.parametrize("args, words", [
+    (["fuzz", "--target", "gfx9999", "--budget", "1"], "unknown target"),
+    (["fuzz", "--budget", "soon"], "--budget"),
+    (["fuzz", "--backend", "device", "--budget", "1"], "not available yet"),
+    (["corpus", "show", "feedbeef"], "no finding matches"),
+])
+def test_user_errors_are_one_line(gfxhound_bin, tmp_path, args, words):
+    proc = run_cli(gfxhound_bin, *args, "--corpus", str(tmp_path / "c"))
+    assert proc.returncode == 2
+    assert words in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_corrupt_corpus_entry_is_a_clear_error(gfxhound_bin, tmp_path):
+    bad = tmp_path / "c" / "0123456789abcdef"
+    bad.mkdir(parents=True)
+    (bad / "finding.json").write_text("{ not json")
+    proc = run_cli(gfxhound_bin, "corpus", "list", "--corpus", str(tmp_path / "c"))
+    assert proc.returncode == 2 and "corrupt" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _wait_for_findings(root: Path, deadline):
+    while time.time() < deadline:
+        if root.exists() and any((d / "finding.json").exists() for d in root.iterdir() if d.is_dir()):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_campaign_killed_mid_write_leaves_a_loadable_corpus(gfxhound_bin, tmp_path):
+    """SIGKILL the whole campaign while it records (a tiny compile timeout makes findings frequent)."""
+    root = tmp_path / "c"
+    proc = subprocess.Popen([gfxhound_bin, "fuzz", "--budget", "400", "--workers", "2", "--timeout", "0.2",
+                             "--corpus", str(root), "--quiet", "--seed", "9"], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert _wait_for_findings(root, time.time() + 240), "no finding was recorded"
+        time.sleep(1.5)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    findings = Corpus(root).findings()
+    assert findings
+    for finding in findings:
+        assert finding.count >= 1
+        for example in Corpus(root).example_dirs(finding.signature):
+            json.loads((example / "spec.json").read_text())
+            json.loads((example / "run.json").read_text())
+    listed = run_cli(gfxhound_bin, "corpus", "list", "--corpus", str(root), "--json")
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)) == len(findings)
+
+
+def test_ctrl_c_keeps_what_was_found(gfxhound_bin, tmp_path):
+    root = tmp_path / "c"
+    proc = subprocess.Popen([gfxhound_bin, "fuzz", "--budget", "400", "--workers", "2", "--timeout", "0.2",
+                             "--corpus", str(root), "--json", "--seed", "9"], start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert _wait_for_findings(root, time.time() + 240)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-2000:]
+    summary = json.loads(out)
+    assert summary["interrupted"] is True
+    assert len(Corpus(root).findings()) >= 1

@@ -1,0 +1,76 @@
+"""The normaliser and failure classification, on texts shaped like the real ones (golden cases)."""
+from gfxhound.signature import normalise, summarise, user_error_reason
+
+LLVM_ABORT = """##gfxhound-stage ttir
+##gfxhound-stage ttgir
+##gfxhound-stage llir
+##gfxhound-stage amdgcn
+LLVM ERROR: Cannot select: t37: v4f16 = llvm.amdgcn.mfma.f32.32x32x8f16 t12, t5, /tmp/gfxhound-pool-abc/tasks/t17/kernel.py:12:3
+"""
+
+CHAINED = """##gfxhound-stage ttir
+Traceback (most recent call last):
+  File "/x/site-packages/triton/language/core.py", line 42, in wrapper
+    return fn(*args, **kwargs)
+ValueError: Expected dtype ['fp32', 'fp64'] but got fp16
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/x/site-packages/triton/compiler/code_generator.py", line 1200, in visit_Call
+    raise CompilationError(self.jit_fn.src, node, repr(e)) from e
+triton.compiler.errors.CompilationError: at 48:15:
+    v_3 = tl.exp(v_1)
+          ^
+"""
+
+PASS_FAILURE = """##gfxhound-stage ttir
+##gfxhound-stage ttgir
+/tmp/t9/kernel.py:20:12: error: failed to legalize operation 'tt.dot' that was explicitly marked illegal
+Traceback (most recent call last):
+  File "/x/site-packages/triton/backends/amd/compiler.py", line 300, in make_ttgir
+    pm.run(mod)
+RuntimeError: PassManager::run failed
+"""
+
+
+def test_normaliser_removes_noise_and_keeps_types():
+    text = ("LLVM ERROR: Cannot select: t37: v4f16 = llvm.amdgcn.mfma.f32.32x32x8f16 %12, %arg3 at "
+            "/tmp/x/kernel.py:12:3 #blocked3 tensor<64x32xf16, #mma1> v_12 in_0 0x7fff f32 i1 gfx942")
+    out = normalise(text)
+    for kept in ("v4f16", "llvm.amdgcn.mfma.f32.32x32x8f16", "f32", "i1", "gfx942", "#blocked", "#mma"):
+        assert kept in out
+    for gone in ("t37", "%12", "%arg3", "/tmp/x", ":12:3", "#blocked3", "64x32", "v_12", "in_0", "0x7fff"):
+        assert gone not in out
+
+
+def test_same_bug_in_two_kernels_has_one_signature():
+    other = LLVM_ABORT.replace("t37", "t99").replace("t12", "t3").replace("t17", "t4").replace(":12:3", ":40:9")
+    a, b = summarise(LLVM_ABORT, "signal:6"), summarise(other, "signal:6")
+    assert a["signature"] == b["signature"]
+    assert a["verdict"] == "ice" and a["stage"] == "amdgcn"
+    assert a["message"].startswith("LLVM ERROR: Cannot select")
+
+
+def test_different_stage_is_a_different_signature():
+    moved = LLVM_ABORT.replace("##gfxhound-stage amdgcn\n", "")
+    assert summarise(moved, "signal:6")["signature"] != summarise(LLVM_ABORT, "signal:6")["signature"]
+
+
+def test_chained_compilation_error_takes_the_real_message():
+    got = summarise(CHAINED, "exception")
+    assert got["message"] == "CompilationError: Expected dtype ['fp32', 'fp64'] but got fp16"
+    assert got["verdict"] == "user_error"
+
+
+def test_pass_failure_names_the_diagnostic_and_stage():
+    got = summarise(PASS_FAILURE, "exception")
+    assert got["verdict"] == "ice" and got["stage"] == "ttgir"
+    assert "failed to legalize operation 'tt.dot'" in got["message"]
+    assert "make_ttgir" in got["frames"]
+
+
+def test_timeout_and_user_errors():
+    assert summarise("##gfxhound-stage llir\n", "timeout")["verdict"] == "timeout"
+    assert user_error_reason("AssertionError: kpack must be 1 for gfx950")
+    assert not user_error_reason("LLVM ERROR: Cannot select")
