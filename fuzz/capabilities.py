@@ -19,11 +19,18 @@ ATOMIC_SEMS = ["relaxed", "acquire", "release", "acq_rel"]
 ATOMIC_SCOPES = ["gpu", "cta", "sys"]
 KNOB_CANDIDATES = {
     "waves_per_eu": [0, 1, 2, 4],
-    "matrix_instr_nonkdim": [0, 16, 32],
+    "matrix_instr_nonkdim": [0, 4, 16, 32],
     "kpack": [1, 2],
     "schedule_hint": ["none", "attention"],
+    "debug": [False, True],
 }
-DOT_DTYPES = ["fp32", "fp16", "bf16", "i8"]
+# Environment knobs of the AMD backend worth flipping (read by triton.knobs or straight from os.environ).
+ENV_KNOBS = ("AMDGCN_USE_BUFFER_OPS", "AMDGCN_USE_BUFFER_ATOMICS", "AMDGCN_ANALYZE_SMALL_TENSOR_RANGE",
+             "TRITON_HIP_USE_ASYNC_COPY", "AMDGCN_SCALARIZE_PACKED_FOPS", "TRITON_HIP_USE_BLOCK_PINGPONG",
+             "TRITON_HIP_USE_IN_THREAD_TRANSPOSE", "TRITON_HIP_ASYNC_FAST_SWIZZLE")
+ATOMIC_OPS = ("add", "max", "min", "xchg")
+ATOMIC_DTYPES = ("fp32", "i32", "fp16", "bf16", "fp64", "i64")
+DOT_DTYPES = ["fp32", "fp16", "bf16", "i8", "fp64"]
 
 
 @dataclass
@@ -97,13 +104,32 @@ def introspect(arch: str) -> Capabilities:
         features.append("target")
     except Exception:  # noqa: BLE001 - an unknown target is reported by the campaign, not here
         pass
-    env_knobs = {}
-    knobs_module = getattr(triton, "knobs", None)
-    if knobs_module is not None and hasattr(getattr(knobs_module, "amd", None), "use_buffer_ops"):
-        env_knobs["AMDGCN_USE_BUFFER_OPS"] = ["0", "1"]
+    env_knobs = {name: ["0", "1"] for name in ENV_KNOBS if name in _amd_backend_text()}
+    features += [f"atomic:{op}:{dt}" for op in ATOMIC_OPS for dt in ATOMIC_DTYPES]
     features += [f"math:{name}:{dt}" for name in MATH_OPS for dt in ("fp16", "bf16")]
     return Capabilities(triton.__version__, arch, sorted(features) + [f"dot:{d}" for d in DOT_DTYPES],
                         precisions, knobs=knobs, env_knobs=env_knobs)
+
+
+def _amd_backend_text():
+    """The AMD backend's Python and knob sources: an environment knob exists if a release reads its name."""
+    import triton
+    texts = []
+    for module in ("triton.backends.amd.compiler", "triton.knobs"):
+        try:
+            texts.append(inspect.getsource(__import__(module, fromlist=["x"])))
+        except (ImportError, OSError, TypeError):
+            pass
+    return "\n".join(texts) + getattr(triton, "__version__", "")
+
+
+def _atomic_probe(op, dtype):
+    body = [{"op": "load", "args": [0], "attrs": {"masked": True}},
+            {"op": "atomic", "args": [0, 0], "attrs": {"op": op, "sem": "relaxed", "scope": "gpu"}}]
+    return KernelSpec(blocks={"M": 64, "N": 16, "K": 16}, sizes={"M": 64, "N": 16, "K": 16}, grid="M",
+                      inputs=[{"dtype": dtype, "axes": "M", "order": "row"}], scalars=[],
+                      outputs=[{"dtype": dtype, "axes": "M", "mode": "atomic"}], body=body,
+                      launch=Launch(env={"AMDGCN_USE_BUFFER_OPS": "0"}))
 
 
 def _dot_probe(dtype, options=None):
@@ -112,7 +138,7 @@ def _dot_probe(dtype, options=None):
             {"op": "load", "args": [0], "attrs": {"masked": True}},
             {"op": "dot", "args": [0, 0], "attrs": {}},
             {"op": "store", "args": [0, 0], "attrs": {}}]
-    out = "i32" if dtype == "i8" else "fp32"
+    out = {"i8": "i32", "fp64": "fp64"}.get(dtype, "fp32")
     return KernelSpec(blocks={"M": 16, "N": 16, "K": 16}, sizes={"M": 16, "N": 16, "K": 16}, grid="MN",
                       inputs=[{"dtype": dtype, "axes": "MK", "order": "row"},
                               {"dtype": dtype, "axes": "KN", "order": "row"}],
@@ -135,6 +161,7 @@ def probe_specs(caps: Capabilities) -> dict:
     probes = {f"dot:{d}": _dot_probe(d) for d in DOT_DTYPES}
     probes.update({f"math:{n}:{d}": _math_probe(n, d) for n in MATH_OPS for d in ("fp16", "bf16")
                    if caps.has(f"op:{n}")})
+    probes.update({f"atomic:{op}:{d}": _atomic_probe(op, d) for op in ATOMIC_OPS for d in ATOMIC_DTYPES})
     for name, values in caps.knobs.items():
         for value in values[1:]:
             probes[f"knob:{name}={value}"] = _dot_probe("fp16", {name: value})
@@ -148,7 +175,7 @@ def finish(caps: Capabilities, verdicts: dict) -> Capabilities:
     for name, verdict in verdicts.items():
         if verdict != "user_error":
             continue
-        if name.startswith(("dot:", "math:")):
+        if name.startswith(("dot:", "math:", "atomic:")):
             features.discard(name)
         elif name.startswith("knob:"):
             knob, value = name[5:].split("=", 1)
@@ -164,6 +191,7 @@ def assume_all(arch: str, triton_version: str = "any") -> Capabilities:
     feats |= {"loop:num_stages", "scan:reverse", "cast:rounding", "target"} | {f"dot:{d}" for d in DOT_DTYPES}
     from .ops import MATH_OPS
     feats |= {f"math:{n}:{d}" for n in MATH_OPS for d in ("fp16", "bf16")}
+    feats |= {f"atomic:{op}:{d}" for op in ATOMIC_OPS for d in ATOMIC_DTYPES}
     return Capabilities(triton_version, arch, sorted(feats), ["ieee", "tf32"],
                         knobs={k: list(v) for k, v in KNOB_CANDIDATES.items()},
-                        env_knobs={"AMDGCN_USE_BUFFER_OPS": ["0", "1"]})
+                        env_knobs={name: ["0", "1"] for name in ENV_KNOBS})

@@ -18,12 +18,15 @@ DTYPES = {d.name: d for d in [
     DType("i8", "tl.int8", "int8", 8, "int"),
     DType("i32", "tl.int32", "int32", 32, "int"),
     DType("i1", "tl.int1", "bool", 1, "bool"),
+    DType("fp64", "tl.float64", "float64", 64, "float"),
+    DType("i64", "tl.int64", "int64", 64, "int"),
 ]}
-MEMORY_DTYPES = ("fp32", "fp16", "bf16", "i8", "i32")  # what kernels load and store
+MEMORY_DTYPES = ("fp32", "fp16", "bf16", "i8", "i32", "fp64", "i64")  # what kernels load and store
+COMMON_DTYPES = ("fp32", "fp16", "bf16", "i8", "i32")  # drawn more often than the 64-bit ones
 FLOATS = tuple(n for n, d in DTYPES.items() if d.kind == "float")
 INTS = tuple(n for n, d in DTYPES.items() if d.kind == "int")
 NUMERIC = FLOATS + INTS
-INT_RANGE = {"i8": (-128, 127), "i32": (-2147483520, 2147483520)}  # float bounds exactly representable in fp32
+INT_RANGE = {"i8": (-128, 127), "i32": (-2147483520, 2147483520), "i64": (-2147483520, 2147483520)}  # float bounds exactly representable in fp32
 
 
 def tl(name: str) -> str:

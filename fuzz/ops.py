@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from . import dtypes as D
 
-REGISTRY_VERSION = 1
+REGISTRY_VERSION = 2
 
 
 class VType(NamedTuple):
@@ -177,7 +177,7 @@ def _cast_emit(n, types, attrs, ctx):
 
 def _cast_attrs(draw, types, caps):
     src = types[0].dtype
-    dst = draw(st.sampled_from([d for d in D.MEMORY_DTYPES + ("i1",) if d != src]))
+    dst = draw(st.sampled_from([d for d in D.COMMON_DTYPES * 3 + D.MEMORY_DTYPES + ("i1",) if d != src]))
     attrs = {"dtype": dst}
     if src == "fp32" and dst in ("fp16", "bf16") and caps.has("cast:rounding") and draw(st.booleans()):
         attrs["rounding"] = draw(st.sampled_from(["rtne", "rtz"]))
@@ -190,7 +190,7 @@ register(OpDef("cast", "cast", 1, lambda s, v, c: is_t(v), lambda t, a, c: [VTyp
                    t[0].dtype == "fp32" and a["dtype"] in ("fp16", "bf16"))),
                ub_guard="float->int: NaN to 0, clamped to the target range", weight=1.5))
 
-_BITCAST_PAIRS = {"fp32": "i32", "i32": "fp32", "fp16": "bf16", "bf16": "fp16"}
+_BITCAST_PAIRS = {"fp32": "i32", "i32": "fp32", "fp16": "bf16", "bf16": "fp16", "fp64": "i64", "i64": "fp64"}
 register(OpDef("bitcast", "cast", 1, lambda s, v, c: is_t(v, tuple(_BITCAST_PAIRS)),
                lambda t, a, c: [VType("t", _BITCAST_PAIRS[t[0].dtype], t[0].axes)],
                lambda n, t, a, c: f"{n[0]}.to({D.tl(_BITCAST_PAIRS[t[0].dtype])}, bitcast=True)", weight=0.5))
@@ -201,7 +201,7 @@ _SHAPES = ["", "M", "N", "K", "MN", "NM", "MK", "KM", "KN", "NK"]
 
 
 def _full_attrs(draw, types, caps):
-    dtype = draw(st.sampled_from(D.MEMORY_DTYPES))
+    dtype = draw(st.sampled_from(D.COMMON_DTYPES * 3 + D.MEMORY_DTYPES))
     value = draw(st.sampled_from([0, 1, 2, -1, 3]))
     return {"dtype": dtype, "axes": draw(st.sampled_from(_SHAPES)), "value": value}
 
@@ -285,7 +285,7 @@ register(OpDef("scan", "scan", 1, lambda s, v, c: is_t(v, D.NUMERIC) and len(v.a
 
 
 # ---- matrix products --------------------------------------------------------------------------------------------
-DOT_DTYPES = ("fp32", "fp16", "bf16", "i8")
+DOT_DTYPES = ("fp32", "fp16", "bf16", "i8", "fp64")
 
 
 def _dot_accepts(slot, v, chosen):
@@ -302,14 +302,16 @@ def _dot_accepts(slot, v, chosen):
 def _dot_out(types, attrs):
     if types[0].dtype == "i8":
         return "i32"
+    if types[0].dtype == "fp64":
+        return "fp64"
     return attrs.get("out_dtype", "fp32")
 
 
 def _dot_acc_accepts(slot, v, chosen):
     if slot < 2:
         return _dot_accepts(slot, v, chosen)
-    return is_t(v, ("fp32", "i32", "fp16")) and v.axes == chosen[0].axes[0] + chosen[1].axes[1] and (
-        (v.dtype == "i32") == (chosen[0].dtype == "i8"))
+    return is_t(v, ("fp32", "i32", "fp16", "fp64")) and v.axes == chosen[0].axes[0] + chosen[1].axes[1] and (
+        (v.dtype == "i32") == (chosen[0].dtype == "i8")) and ((v.dtype == "fp64") == (chosen[0].dtype == "fp64"))
 
 
 def _dot_attrs(draw, types, caps):
@@ -330,7 +332,7 @@ def _dot_emit(n, types, attrs, ctx):
     if attrs.get("input_precision"):
         kw.append(f'input_precision="{attrs["input_precision"]}"')
     out = _dot_out(types, attrs)
-    if out != "fp32" and types[0].dtype != "i8":
+    if out not in ("fp32", "fp64") and types[0].dtype != "i8":
         kw.append(f"out_dtype={D.tl(out)}")
     if types[0].dtype == "i8":
         kw.append("out_dtype=tl.int32")
@@ -400,24 +402,70 @@ register(OpDef("split", "shape", 1, lambda s, v, c: is_t(v) and v.axes.endswith(
                needs="op:split"))
 
 
+# ---- pointer selection ------------------------------------------------------------------------------------------
+def _ptr_where_accepts(slot, v, chosen):
+    if slot == 0:
+        return is_t(v, ("i1",)) and v.axes == ""
+    if slot == 1:
+        return v.kind == "ptr"
+    return v == chosen[1]  # same dtype, axes and memory order: the two buffers share stride values
+
+
+def _ptr_where_emit(n, types, attrs, ctx):
+    if attrs.get("form") == "ternary":
+        return f"{n[1]} if {n[0]} else {n[2]}"
+    return f"tl.where({n[0]}, {n[1]}, {n[2]})"
+
+
+register(OpDef("ptr_select", "pointer", 3, _ptr_where_accepts, lambda t, a, c: [t[1]], _ptr_where_emit,
+               draw_attrs=lambda draw, types, caps: {"form": draw(st.sampled_from(["where", "ternary"]))},
+               weight=0.8))
+
+
+# ---- debugging ops ----------------------------------------------------------------------------------------------
+register(OpDef("device_assert", "debug", 1, lambda s, v, c: is_t(v, ("i1",)), lambda t, a, c: [],
+               lambda n, t, a, c: f'tl.device_assert({n[0]} | True, "gfxhound")', needs="op:device_assert",
+               weight=0.4, ub_guard="the asserted condition is always true"))
+
+
 # ---- memory -----------------------------------------------------------------------------------------------------
+LOAD_CACHE = ["", "", "", ".ca", ".cg", ".cv"]
+STORE_CACHE = ["", "", "", ".wb", ".cg", ".cs", ".wt"]
+
+
 def _load_attrs(draw, types, caps):
     other = draw(st.sampled_from([None, 0, 1, -1]))
-    return {"masked": draw(st.sampled_from([True, True, True, False])), "other": other,
-            "index": draw(st.integers(0, 3))}
+    attrs = {"masked": draw(st.sampled_from([True, True, True, False])), "other": other,
+             "index": draw(st.integers(0, 3))}
+    cache = draw(st.sampled_from(LOAD_CACHE))
+    if cache:
+        attrs["cache"] = cache
+    if draw(st.integers(0, 9)) == 0:
+        attrs["volatile"] = True
+    return attrs
+
+
+def _load_kw(attrs):
+    kw = ""
+    if attrs.get("cache"):
+        kw += f', cache_modifier="{attrs["cache"]}"'
+    if attrs.get("volatile"):
+        kw += ", volatile=True"
+    return kw
 
 
 def _load_emit(n, types, attrs, ctx):
     ptr = n[0]
     axes = types[0].axes
+    kw = _load_kw(attrs)
     if not axes:
-        return f"tl.load({ptr.base} + {attrs['index']})"
+        return f"tl.load({ptr.base} + {attrs['index']}{kw})"
     offsets = ctx.offsets(axes, ptr.strides)
     if not ctx.load_needs_mask(axes, attrs):
-        return f"tl.load({ptr.base} + {offsets})"
+        return f"tl.load({ptr.base} + {offsets}{kw})"
     other = attrs.get("other")
     other_kw = "" if other is None else f", other={float(other) if D.is_float(types[0].dtype) else int(other)}"
-    return f"tl.load({ptr.base} + {offsets}, mask={ctx.mask(axes)}{other_kw})"
+    return f"tl.load({ptr.base} + {offsets}, mask={ctx.mask(axes)}{other_kw}{kw})"
 
 
 register(OpDef("load", "memory", 1, lambda s, v, c: v.kind == "ptr",
@@ -434,21 +482,27 @@ def _store_accepts(slot, v, chosen):
 def _store_emit(n, types, attrs, ctx):
     axes = types[0].axes
     out = n[1]
+    kw = f', cache_modifier="{attrs["cache"]}"' if attrs.get("cache") else ""
     if not axes:
-        return f"tl.store({out.base} + 0, {n[0]})"
-    return f"tl.store({out.base} + {ctx.offsets(axes, out.strides)}, {n[0]}, mask={ctx.mask(axes)})"
+        return f"tl.store({out.base} + 0, {n[0]}{kw})"
+    return f"tl.store({out.base} + {ctx.offsets(axes, out.strides)}, {n[0]}, mask={ctx.mask(axes)}{kw})"
 
 
 register(OpDef("store", "memory", 2, _store_accepts, lambda t, a, c: [], _store_emit,
+               draw_attrs=lambda draw, types, caps: ({"cache": c} if (c := draw(st.sampled_from(STORE_CACHE)))
+                                                     else {}),
                valid=lambda t, a, c: set(c.grid) <= set(t[0].axes), ub_guard="outputs span the grid: no races",
                weight=0.0))
 
 ATOMIC_KINDS = ("add", "max", "min", "xchg")
 
 
+ATOMIC_DTYPES = ("fp32", "i32", "fp16", "bf16", "fp64", "i64")
+
+
 def _atomic_accepts(slot, v, chosen):
     if slot == 0:
-        return is_t(v, ("fp32", "i32")) and "2" not in v.axes
+        return is_t(v, ATOMIC_DTYPES) and "2" not in v.axes
     return v.kind == "out" and v.mode == "atomic" and v.dtype == chosen[0].dtype and v.axes == chosen[0].axes
 
 
@@ -465,7 +519,12 @@ def _atomic_emit(n, types, attrs, ctx):
     return f'tl.atomic_{attrs["op"]}({where}, {n[0]}{mask}, sem="{attrs["sem"]}", scope="{attrs["scope"]}")'
 
 
+def _atomic_valid(types, attrs, ctx):
+    return ctx.caps.has(f"atomic:{attrs['op']}:{types[0].dtype}")
+
+
 register(OpDef("atomic", "atomic", 2, _atomic_accepts, lambda t, a, c: [], _atomic_emit, draw_attrs=_atomic_attrs,
+               valid=_atomic_valid,
                ub_guard="atomics only: concurrent programs may touch the same element", weight=0.0))
 
 

@@ -96,6 +96,7 @@ class Walker:
         self.features = Features()
         self.counter = 0
         self.loops: list[dict] = []  # enclosing loops, innermost last
+        self.in_branch = False
         self.koffs = "offs_K"
 
     # --- context used by the op registry's emitters --------------------------------------------------------------
@@ -176,6 +177,8 @@ class Walker:
                 self.for_stmt(stmt["for"], env, depth)
             elif "if" in stmt:
                 self.if_stmt(stmt["if"], env, depth)
+            elif "return" in stmt:
+                self.return_stmt(stmt["return"], env, depth)
             else:
                 self.features.dropped += 1
 
@@ -216,10 +219,19 @@ class Walker:
         names = [self.fresh() for _ in results]
         self.emit(depth, f"{', '.join(names)} = {expr}")
         for name, rtype in zip(names, results):
-            env.define(Value(name, rtype, from_load=from_load))
+            # a selected pointer keeps the strides of the buffers it chose between (equal by construction)
+            strides = next((a.strides for a in args if a.type.kind == "ptr"), ()) if rtype.kind == "ptr" else ()
+            env.define(Value(name, rtype, strides, from_load=from_load))
             self.features.dtypes.add(rtype.dtype)
 
     def for_stmt(self, loop, env, depth):
+        outer_branch, self.in_branch = self.in_branch, False
+        try:
+            self._for_stmt(loop, env, depth)
+        finally:
+            self.in_branch = outer_branch
+
+    def _for_stmt(self, loop, env, depth):
         trip = loop.get("trip", ["const", 1])
         if not (isinstance(trip, list) and len(trip) == 2 and trip[0] in ("cdiv", "const", "static")):
             self.features.dropped += 1
@@ -282,6 +294,22 @@ class Walker:
         for c in cvars:
             env.define(Value(c.name, c.type, from_load=False))
 
+    def return_stmt(self, node, env, depth):
+        """`if <scalar cond>: return` (only inside a branch: an early exit the pointer passes must survive)."""
+        if not self.in_branch or self.loops:
+            self.features.dropped += 1
+            return
+        conds = [v for v in env.values if v.type == VType("t", "i1", "")]
+        ref = node.get("cond", 0) if isinstance(node, dict) else 0
+        if not conds or not isinstance(ref, int) or ref < 0:
+            self.features.dropped += 1
+            return
+        cond = conds[-1 - (ref % len(conds))]
+        cond.uses += 1
+        self.emit(depth, f"if {cond.name}:")
+        self.emit(depth + 1, "return")
+        self.features.control.add("early_return")
+
     def if_stmt(self, node, env, depth):
         conds = [v for v in env.values if v.type == VType("t", "i1", "")]
         ref = node.get("cond", 0)
@@ -297,7 +325,9 @@ class Walker:
         for key in ("then", "else"):
             branch_env = env.child()
             start = len(self.lines)
+            outer, self.in_branch = self.in_branch, True
             self.block_stmts(node.get(key, []), branch_env, depth + 1)
+            self.in_branch = outer
             branches.append((branch_env, self.lines[start:]))
             del self.lines[start:]
         # a yield exists only if both branches can produce it
@@ -328,6 +358,8 @@ class Walker:
             if not wrote:
                 self.emit(depth + 1, "pass")
         self.features.control.add("if")
+        if len(node.get("else", [])) == 1 and isinstance(node["else"][0], dict) and "if" in node["else"][0]:
+            self.features.control.add("if_elif_chain")
         if self.loops:
             self.features.control.add("if_in_loop")
         for name, vtype, pick in zip(names, types, picks):

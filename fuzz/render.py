@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from . import dtypes as D
 from .program import walk
 
+HUGE_BYTES = 1 << 32
 HEADER = "import triton\nimport triton.language as tl\n\n\n"
 
 
@@ -64,8 +65,9 @@ def kernel_args(spec):
         numel = 1
         for d in shape:
             numel *= d
-        args.append({"name": f"in_{i}", "kind": "ptr", "type": "*" + arg["dtype"],
-                     "value": numel * D.nbytes(arg["dtype"])})
+        # a "huge" input is a view into an allocation over 2 GB: the runtime then omits tt.pointer_range
+        nbytes = HUGE_BYTES if arg.get("huge") else numel * D.nbytes(arg["dtype"])
+        args.append({"name": f"in_{i}", "kind": "ptr", "type": "*" + arg["dtype"], "value": nbytes})
         for j, stride in enumerate(input_strides(arg, spec.sizes)):
             args.append({"name": f"s_in_{i}_{j}", "kind": "int", "type": "i32", "value": stride})
     for i, arg in enumerate(spec.outputs):

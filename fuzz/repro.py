@@ -20,6 +20,7 @@ Found with {toolchain}. Expected failure (normalised):
 
 Run:   python repro.py            exit 0 = bug absent, 1 = same bug present, 125 = cannot test here
        python repro.py --show     also print the child's output
+       python repro.py --llc=PATH (bugs in llc) verify with another llc
 Needs: triton (any 3.x it can run on); for Triton < 3.9 an ld.lld (TRITON_HIP_LLD_PATH, default {lld}).
 """
 import os
@@ -34,6 +35,7 @@ ENV_KNOBS = {env}
 ARGS = {args}
 TIMEOUT_S = {timeout}
 DEFAULT_LLD = {lld!r}
+LLC = {llc!r}  # set when the bug is in LLVM's llc (stage llc-verify); `--llc=PATH` picks another llc
 
 # ---- gfxhound/signature.py (embedded) ----------------------------------------------------------------------------
 {signature_src}
@@ -45,8 +47,22 @@ if "--child" in sys.argv:
 
 def child():
     install_stage_markers()
-    compile_for_amd({kernel_name}, ARGS, ARCH, OPTIONS, ENV_KNOBS)
+    compiled = compile_for_amd({kernel_name}, ARGS, ARCH, OPTIONS, ENV_KNOBS)
     print("compiled")
+    llc = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--llc=")), LLC)
+    if llc:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "kernel.llir")
+            with open(path, "w") as f:
+                f.write(compiled.asm["llir"])
+            status, text = llc_verify(llc, ARCH, path, TIMEOUT_S,
+                                      bool(getattr(compiled.metadata, "enable_fp_fusion", True)))
+        if status in ("unparsable", "unsupported"):
+            print(f"gfxhound-cannot-test: {{llc}} cannot test this IR ({{status}})", file=sys.stderr)
+            sys.exit(125)
+        if status != "ok":
+            print(text, file=sys.stderr)
+            sys.exit(3)
 
 
 def main():
@@ -65,7 +81,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="gfxhound-repro-") as cache:
         env["TRITON_CACHE_DIR"] = cache
         try:
-            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"], env=env,
+            extra = [a for a in sys.argv[1:] if a.startswith("--llc=")]
+            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", *extra], env=env,
                                   capture_output=True, text=True, timeout=TIMEOUT_S)
             text, code, ended = proc.stdout + proc.stderr, proc.returncode, None
         except subprocess.TimeoutExpired as exc:
@@ -80,7 +97,9 @@ def main():
         if code == 125 or "gfxhound-cannot-test" in text:
             print("cannot test: triton is missing or broken here")
             return 125
-        if code is not None and code < 0:
+        if code == 3 and f"{{STAGE_MARK}} {{LLC_STAGE}}" in text:
+            ended = "timeout" if "llc did not finish" in text else LLC_ENDED
+        elif code is not None and code < 0:
             ended = f"signal:{{-code}}"
         elif "Traceback (most recent call last)" in text:
             ended = "exception"
@@ -104,7 +123,7 @@ def _module_source(module) -> str:
 
 
 def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash: str, timeout_s: int = 600,
-                 lld: str = "/usr/lib/llvm-22/bin/ld.lld") -> str:
+                 lld: str = "/usr/lib/llvm-22/bin/ld.lld", llc: str | None = None) -> str:
     kernel_body = rendered.source.replace("import triton\nimport triton.language as tl\n", "")
     kernel_src = "    import triton\n    import triton.language as tl\n" + "\n".join(
         ("    " + line) if line.strip() else "" for line in kernel_body.strip("\n").splitlines())
@@ -115,4 +134,4 @@ def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash:
         expected=pprint.pformat(keep), options=repr(rendered.options), env=repr(rendered.env),
         args=pprint.pformat(rendered.args), timeout=int(timeout_s),
         signature_src=_module_source(signature), compat_src=_module_source(compat), kernel_src=kernel_src,
-        kernel_name=rendered.kernel_name)
+        kernel_name=rendered.kernel_name, llc=llc or "")

@@ -15,7 +15,7 @@ from . import dtypes as D
 from .ops import REGISTRY, VType, ops_for
 from .program import Value, Walker, carriable
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 INPUT_AXES = ["MK", "KN", "MN", "NM", "KM", "NK", "M", "N", "K", ""]
 MAX_OUTPUTS = 6
 
@@ -154,8 +154,14 @@ class Generator:
             if not got:
                 return
             vals.append(got[0])
+        for _ in range(draw(st.integers(0, 2))):  # more loads per iteration: the pipeliner's hard cases
+            others = [v for v in env.values if v.type.kind == "ptr" and v.type.axes]
+            if others:
+                self.try_op(env, body, "load", [self.ref_to(env, op, 0, [], draw(st.sampled_from(others)))],
+                            {"masked": True, "other": 0})
         if draw(st.booleans()):
             self.random_op(env, body)
+        acc = self.bias(env, body, acc) or acc
         dot = REGISTRY["dot_acc"]
         try:
             refs = [self.ref_to(env, dot, 0, [], vals[0]), self.ref_to(env, dot, 1, [vals[0]], vals[1])]
@@ -167,9 +173,33 @@ class Generator:
         attrs = dot.draw_attrs(draw, (vals[0].type, vals[1].type, acc.type), self.caps)
         self.try_op(env, body, "dot_acc", refs, attrs)
 
-    def gen_if(self, env, body, depth):
+    def bias(self, env, body, acc):
+        """acc + (a tile loaded in this iteration), as attention kernels add a bias or mask inside the loop."""
+        draw = self.draw
+        tiles = [v for v in env.values if v.type.kind == "ptr" and v.type.axes == acc.type.axes]
+        if not tiles or draw(st.booleans()):
+            return None
+        got = self.try_op(env, body, "load", [self.ref_to(env, REGISTRY["load"], 0, [], draw(st.sampled_from(tiles)))],
+                          {"masked": True, "other": 0})
+        if not got:
+            return None
+        tile = got[0]
+        if tile.type.dtype != acc.type.dtype:
+            got = self.try_op(env, body, "cast", [self.ref_to(env, REGISTRY["cast"], 0, [], tile)],
+                              {"dtype": acc.type.dtype})
+            if not got:
+                return None
+            tile = got[0]
+        add = REGISTRY["add"]
+        got = self.try_op(env, body, "add", [self.ref_to(env, add, 0, [], acc), self.ref_to(env, add, 1, [acc], tile)],
+                          {})
+        return got[0] if got else None
+
+    def gen_if(self, env, body, depth, types=None):
         draw = self.draw
         cond = self.ensure_cond(env, body)
+        if types is not None:
+            return self._gen_if(env, body, depth, cond, [list(t) for t in types])
         types = []
         ptr_types = sorted({v.type for v in env.values if v.type.kind == "ptr"
                             and len([w for w in env.values if w.type == v.type]) >= 2})
@@ -179,10 +209,18 @@ class Generator:
         for _ in range(draw(st.integers(0 if types else 1, 2))):
             if tensor_types:
                 types.append(list(draw(st.sampled_from(tensor_types))))
+        return self._gen_if(env, body, depth, cond, types)
+
+    def _gen_if(self, env, body, depth, cond, types):
+        draw = self.draw
         node = {"cond": cond, "types": types, "then": [], "then_yield": [], "else": [], "else_yield": []}
+        elif_chain = bool(types) and types[0][0] == "ptr" and depth < 3 and draw(st.booleans())
         for key in ("then", "else"):
             branch = env.child()
-            self.block(branch, node[key], depth + 1, draw(st.integers(0, 3)))
+            if key == "else" and elif_chain:  # if / elif / else choosing among pointers
+                self.gen_if(branch, node[key], depth + 1, types=types)
+            else:
+                self.block(branch, node[key], depth + 1, draw(st.integers(0, 3)), in_branch=True)
             for t in types:
                 same = branch.of_type(VType(*t))
                 node[key + "_yield"].append(draw(st.integers(0, max(0, min(3, len(same) - 1)))))
@@ -193,13 +231,24 @@ class Generator:
         if any(t[0] == "ptr" for t in types) and draw(st.booleans()):
             self.try_op(env, body, "load", [0], {"masked": True, "other": 0})
 
-    def block(self, env, body, depth, n):
+    def gen_return(self, env, body):
+        cond = self.ensure_cond(env, body)
+        body.append({"return": {"cond": cond}})
+        self.walker.in_branch, self.walker.loops, saved = True, [], (self.walker.in_branch, self.walker.loops)
+        self.walker.return_stmt({"cond": cond}, env, 1)
+        self.walker.in_branch, self.walker.loops = saved
+        self.walker.lines.clear()
+        self.budget -= 1
+
+    def block(self, env, body, depth, n, in_branch=False):
         draw = self.draw
         for _ in range(n):
             if self.budget <= 0:
                 return
             roll = draw(st.integers(0, 19)) if depth < 3 else 0
-            if roll >= 17:
+            if in_branch and not self.walker.loops and draw(st.integers(0, 11)) == 0:
+                self.gen_return(env, body)
+            elif roll >= 17:
                 self.gen_for(env, body, depth, kloop=draw(st.integers(0, 2)) == 0)
             elif roll >= 15:
                 self.gen_if(env, body, depth)
@@ -233,11 +282,12 @@ class Generator:
                     continue
                 value = got[0]
             covers = set(self.spec.grid) <= set(value.type.axes)
-            if covers:
+            atomic_ok = self.caps.has(f"atomic:add:{value.type.dtype}") and "2" not in value.type.axes
+            if covers and not (atomic_ok and self.draw(st.integers(0, 3)) == 0):
                 out, op = self.output_for(value.type.dtype, value.type.axes, "store"), "store"
                 attrs = {}
             else:
-                if value.type.dtype not in ("fp32", "i32") or "2" in value.type.axes:
+                if not atomic_ok:
                     got = self.try_op(self.env, body, "cast",
                                       [self.ref_to(self.env, REGISTRY["cast"], 0, [], value)], {"dtype": "fp32"})
                     if not got:
@@ -246,7 +296,10 @@ class Generator:
                     if "2" in value.type.axes:
                         continue
                 out, op = self.output_for(value.type.dtype, value.type.axes, "atomic"), "atomic"
-                attrs = {"op": "add", "sem": "relaxed", "scope": "gpu"}
+                kinds = [k for k in ("add", "add", "xchg", "max") if self.caps.has(f"atomic:{k}:{value.type.dtype}")]
+                attrs = {"op": self.draw(st.sampled_from(kinds or ["add"])),
+                         "sem": self.draw(st.sampled_from(self.caps.atomic_sems)),
+                         "scope": self.draw(st.sampled_from(self.caps.atomic_scopes))}
             if out is None:
                 continue
             opdef = REGISTRY[op]
@@ -265,13 +318,21 @@ def kernel_specs(draw, caps, max_ops=24):
     matmul = draw(st.integers(0, 9)) < 6
     inputs = []
     if matmul:
-        dtype = draw(st.sampled_from([d for d in ("fp16", "bf16", "fp32", "i8") if caps.has("dot:" + d)] or ["fp16"]))
+        dtype = draw(st.sampled_from([d for d in ("fp16", "fp16", "bf16", "bf16", "fp32", "i8", "fp64")
+                                      if caps.has("dot:" + d)] or ["fp16"]))
         inputs += [{"dtype": dtype, "axes": "MK", "order": draw(st.sampled_from(["row", "row", "col"]))},
                    {"dtype": dtype, "axes": "KN", "order": draw(st.sampled_from(["row", "row", "col"]))}]
     for _ in range(draw(st.integers(0 if matmul else 1, 3))):
         axes = draw(st.sampled_from(INPUT_AXES))
         inputs.append({"dtype": draw(st.sampled_from(D.MEMORY_DTYPES)), "axes": axes,
                        "order": draw(st.sampled_from(["row", "col"])) if len(axes) == 2 else "row"})
+    if matmul and draw(st.integers(0, 2)) == 0:  # a bias/mask tile read inside the K-loop (attention-like)
+        inputs.append({"dtype": draw(st.sampled_from(["fp32", "fp16", "bf16", "i8"])), "axes": "MN", "order": "row"})
+    if inputs and draw(st.integers(0, 2)) == 0:  # a twin buffer, so kernels can choose between two pointers
+        inputs.append(dict(draw(st.sampled_from(inputs))))
+    for arg in inputs:
+        if draw(st.integers(0, 9)) == 0:
+            arg["huge"] = True  # a view into a > 2 GB allocation: no tt.pointer_range for this argument
     scalars = []
     for _ in range(draw(st.integers(0, 2))):
         if draw(st.booleans()):

@@ -37,6 +37,7 @@ class CampaignConfig:
     worker_env: dict = field(default_factory=dict)
     caps_cache: str | None = None
     lld: str = "/usr/lib/llvm-22/bin/ld.lld"
+    llc: str | None = None  # run `llc -verify-machineinstrs` on each kernel's LLVM IR when set
 
 
 @dataclass
@@ -139,7 +140,7 @@ class Campaign:
 
     def run(self) -> Stats:
         cfg = self.config
-        pool = CompilePool(cfg.workers, cfg.timeout, cfg.worker_env)
+        pool = CompilePool(cfg.workers, cfg.timeout, cfg.worker_env, llc=cfg.llc)
         try:
             self.probe(pool)
             self.stats.started = time.time()
@@ -186,6 +187,8 @@ class Campaign:
         stats.verdicts[execution.verdict] += 1
         stats.compile_seconds += execution.duration_s
         stats.coverage.update(features_of(spec, rendered, arch))
+        for check, status in execution.checks.items():
+            stats.coverage[f"check:{check}={status}"] += 1
         if execution.verdict == "user_error":
             stats.user_errors[f"{execution.reason}: {execution.message.splitlines()[0][:160]}"] += 1
         elif execution.verdict == "unresolved":
@@ -195,8 +198,10 @@ class Campaign:
         pool.discard(task)
 
     def record(self, execution, spec, rendered, caps, task):
+        llc = self.config.llc if execution.stage == "llc-verify" else None
         repro = render_repro(rendered, execution.target, execution.to_json(), self.toolchain,
-                             execution.spec_hash, timeout_s=int(self.config.timeout * 2), lld=self.config.lld)
+                             execution.spec_hash, timeout_s=int(self.config.timeout * 2), lld=self.config.lld,
+                             llc=llc)
         files = {"spec.json": spec.dumps(), "run.json": execution.dumps(), "caps.json": caps.dumps(),
                  "repro.py": repro}
         finding, is_new = self.corpus.record(execution.to_json(), files, Path(task["task_dir"]) / "ir")

@@ -47,7 +47,16 @@ def cmd_fuzz(args):
            "PYTHONWARNINGS": "ignore"}
     if lld:
         env["TRITON_HIP_LLD_PATH"] = lld
-    config = CampaignConfig(targets=targets, corpus=args.corpus, seconds=seconds, kernels=kernels,
+    llc = None
+    if args.llc == "auto":
+        llc = next((p for p in ("/usr/lib/llvm-22/bin/llc", shutil.which("llc")) if p and Path(p).exists()), None)
+        if llc is None:
+            raise UserError("--llc auto found no llc; install Debian's llvm-22 or give --llc PATH")
+    elif args.llc != "off":
+        if not Path(args.llc).exists():
+            raise UserError(f"--llc {args.llc}: no such file")
+        llc = args.llc
+    config = CampaignConfig(llc=llc, targets=targets, corpus=args.corpus, seconds=seconds, kernels=kernels,
                             workers=args.workers, seed=args.seed, timeout=args.timeout, max_ops=args.max_ops,
                             worker_env=env, caps_cache=_cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld")
     console = Console(stderr=True)
@@ -130,8 +139,10 @@ def cmd_corpus(args):
     if _default_lld():
         env.setdefault("TRITON_HIP_LLD_PATH", _default_lld())
     try:
-        proc = subprocess.run([sys.executable, str(repro)], cwd=examples[0], env=env, timeout=args.timeout,
-                              capture_output=True, text=True)
+        proc = subprocess.run([args.python or sys.executable, str(repro)], cwd=examples[0], env=env,
+                              timeout=args.timeout, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise UserError(f"--python {args.python}: no such interpreter") from None
     except subprocess.TimeoutExpired:
         raise UserError(f"replay of {repro} did not finish in {args.timeout} s; raise --timeout") from None
     print((proc.stdout + proc.stderr).strip())
@@ -151,6 +162,9 @@ def build_parser():
     fuzz.add_argument("--corpus", default="corpus")
     fuzz.add_argument("--timeout", type=float, default=60.0, help="seconds per compile before it is a timeout")
     fuzz.add_argument("--max-ops", type=int, default=24)
+    fuzz.add_argument("--llc", default="off",
+                      help="also run `llc -verify-machineinstrs` on every kernel's LLVM IR: off, auto (Debian's "
+                           "llc-22), or a path; an llc that cannot parse the IR is skipped, never a finding")
     fuzz.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     fuzz.add_argument("--quiet", action="store_true")
     fuzz.set_defaults(func=cmd_fuzz)
@@ -160,6 +174,7 @@ def build_parser():
     corpus.add_argument("--corpus", default="corpus")
     corpus.add_argument("--json", action="store_true")
     corpus.add_argument("--timeout", type=float, default=900)
+    corpus.add_argument("--python", help="replay under this interpreter (e.g. a venv with another Triton)")
     corpus.set_defaults(func=cmd_corpus)
     return parser
 

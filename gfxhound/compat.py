@@ -10,6 +10,7 @@ what bisection runs on releases from 3.0 to today. Three things vary across rele
 """
 import os
 import re
+import subprocess
 
 STAGE_MARK = "##gfxhound-stage"
 WAVE64_PREFIXES = ("gfx90", "gfx94", "gfx95")
@@ -172,3 +173,33 @@ def applied_options(compiled, names):
     """The options the compiler really used (releases silently drop ones they do not know)."""
     meta = compiled.metadata
     return {n: getattr(meta, n) for n in names if hasattr(meta, n)}
+
+
+LLC_STAGE = "llc-verify"
+LLC_ENDED = "exit:llc"
+
+
+def llc_verify(llc, arch, llir_path, timeout=120, fp_contract=True):
+    """Run LLVM's ``llc`` with the machine verifier on Triton's LLVM IR, with the flags Triton's own code
+    generation uses (-O3, fp contraction when fusion is on). Returns (status, text):
+    'ok' | 'unparsable' | 'unsupported' (cannot test with this llc) | 'failed' | 'timeout'.
+    """
+    cmd = [llc, "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-O3", "-verify-machineinstrs", "-filetype=null"]
+    if fp_contract:
+        cmd.append("-fp-contract=fast")
+    cmd.append(str(llir_path))
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", f"{STAGE_MARK} {LLC_STAGE}\nllc did not finish in {timeout} s"
+    except OSError as exc:
+        return "unsupported", f"llc cannot run: {exc}"
+    text = proc.stderr or ""
+    if "is not a recognized processor" in text or "not a recognized feature" in text:
+        return "unsupported", text
+    if proc.returncode == 0:
+        return "ok", ""
+    if proc.returncode == 1 and re.search(r"\.\w+:\d+:\d+: error:", text) and "LLVM ERROR" not in text:
+        return "unparsable", text
+    ended = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit {proc.returncode}"
+    return "failed", f"{STAGE_MARK} {LLC_STAGE}\n{text}\nllc ended: {ended}"

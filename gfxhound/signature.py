@@ -26,6 +26,9 @@ USER_ERROR_PATTERNS = [
     (r"has no attribute '(range|join|split|dot_scaled|cumsum|static_range)'", "API not in this release"),
     (r"got an unexpected keyword argument", "API not in this release"),
     (r"unsupported target|Unknown target|not a supported target", "target not supported by this release"),
+    (r"num_warps must be a power of 2", "invalid launch option"),
+    (r"atomic_\w+ does not support \w+|atomic \w+ is not supported for|Unsupported lhs dtype|Unsupported rhs dtype",
+     "dtype not supported by this op"),
     (r"Expected dtype \[.*\] but got", "operand dtype not accepted by this op"),
     (r"Mismatched type for \w+ between then block|Loop-carried variable \w+ has initial type|"
      r"Both operands must be same dtype|incompatible dimensions|Cannot broadcast|"
@@ -38,6 +41,7 @@ _NORMALISERS = [
     (re.compile(r"<path>/(?:spec_[0-9a-f]+|repro\w*|kernel\w*)\.py"), "<kernel>"),
     (re.compile(r"\bspec_[0-9a-f]{6,}\b"), "spec_H"),
     (re.compile(r"%arg\d+"), "%argN"),
+    (re.compile(r"%ir\.\d+"), "%ir.N"),
     (re.compile(r"%\d+"), "%N"),
     (re.compile(r"\^bb\d+"), "^bbN"),
     (re.compile(r"\bt\d+(?=[:\s,)]|$)"), "tN"),  # SelectionDAG node ids

@@ -85,5 +85,13 @@ def run_compile(task: dict) -> dict:
             return {"status": "exception", "duration": duration}
     duration = time.perf_counter() - start
     result = {"status": "ok", "duration": duration, "resources": compat.resources(compiled),
-              "applied": compat.applied_options(compiled, APPLIED)}
+              "applied": compat.applied_options(compiled, APPLIED), "checks": {}}
+    llc = task.get("llc")
+    if llc and (ir_dir / "kernel.llir").exists():
+        fusion = bool(getattr(compiled.metadata, "enable_fp_fusion", True))
+        status, text = compat.llc_verify(llc, task["arch"], ir_dir / "kernel.llir", task.get("llc_timeout", 120),
+                                         fusion)
+        result["checks"]["llc"] = status
+        if status in ("failed", "timeout"):
+            result.update(status="llc_" + status, text=text)
     return result

@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime
 
 from gfxhound.records import Execution
+from gfxhound.compat import LLC_ENDED
 from gfxhound.signature import summarise
 
 
@@ -17,7 +18,13 @@ def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, op
                 options_requested=dict(options), time=now(), duration_s=round(outcome.get("duration", 0.0), 4))
     if status == "ok":
         return Execution(verdict="pass", resources=outcome.get("resources", {}),
-                         options_applied=outcome.get("applied", {}), **base)
+                         options_applied=outcome.get("applied", {}), checks=outcome.get("checks", {}), **base)
+    if status in ("llc_failed", "llc_timeout"):
+        summary = summarise(outcome.get("text", ""), "timeout" if status == "llc_timeout" else LLC_ENDED)
+        return Execution(verdict=summary["verdict"], stage=summary["stage"], message=summary["message"],
+                         normalised=summary["normalised"], frames=summary["frames"], signature=summary["signature"],
+                         resources=outcome.get("resources", {}), options_applied=outcome.get("applied", {}),
+                         checks=outcome.get("checks", {}), **base)
     if status == "harness":
         lines = outcome.get("text", "").strip().splitlines() or ["harness error"]
         return Execution(verdict="unresolved", reason=lines[-1][:500], message=outcome.get("text", "")[-2000:],

@@ -28,7 +28,8 @@ def _worker_init(root: str, env: dict):
 
 class CompilePool:
     def __init__(self, workers: int, timeout: float, env: dict | None = None, root: str | None = None,
-                 max_tasks: int = 400):
+                 max_tasks: int = 400, llc: str | None = None):
+        self.llc = llc
         self.root = Path(root or tempfile.mkdtemp(prefix="gfxhound-pool-"))
         self.root.mkdir(parents=True, exist_ok=True)
         self.timeout = timeout
@@ -42,7 +43,7 @@ class CompilePool:
         task_dir = self.root / "tasks" / f"t{self.counter}"
         task_dir.mkdir(parents=True, exist_ok=True)
         task = {"spec": spec_json, "caps": caps_json, "arch": arch, "task_dir": str(task_dir),
-                "stderr_path": str(task_dir / "stderr.txt")}
+                "stderr_path": str(task_dir / "stderr.txt"), "llc": self.llc}
         future = self.pool.schedule(fn, args=(task,), timeout=self.timeout)
         return task, future
 
