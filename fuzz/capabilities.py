@@ -136,7 +136,7 @@ def _dot_probe(dtype, options=None):
     """A 16x16x16 dot kernel: the smallest kernel that says whether a dtype/knob is accepted for dots."""
     body = [{"op": "load", "args": [1], "attrs": {"masked": True}},
             {"op": "load", "args": [0], "attrs": {"masked": True}},
-            {"op": "dot", "args": [0, 0], "attrs": {}},
+            {"op": "dot", "args": [1, 0], "attrs": {}},
             {"op": "store", "args": [0, 0], "attrs": {}}]
     out = {"i8": "i32", "fp64": "fp64"}.get(dtype, "fp32")
     return KernelSpec(blocks={"M": 16, "N": 16, "K": 16}, sizes={"M": 16, "N": 16, "K": 16}, grid="MN",

@@ -344,7 +344,8 @@ def _dot_valid(types, attrs, ctx):
         return False
     if attrs.get("out_dtype") == "fp16" and types[0].dtype != "fp16":
         return False
-    if types[0].dtype == "fp32" and attrs.get("input_precision") not in (ctx.caps.input_precisions or ["ieee"]):
+    precision = attrs.get("input_precision")
+    if types[0].dtype == "fp32" and precision is not None and precision not in (ctx.caps.input_precisions or ["ieee"]):
         return False
     if not ctx.caps.has("dot:" + types[0].dtype):
         return False
@@ -363,7 +364,7 @@ register(OpDef("trans", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) == 2
                lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[::-1])], lambda n, t, a, c: f"tl.trans({n[0]})"))
 register(OpDef("permute", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) == 3,
                lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[1] + t[0].axes[0] + t[0].axes[2])],
-               lambda n, t, a, c: f"tl.permute({n[0]}, (1, 0, 2))", needs="op:permute"))
+               lambda n, t, a, c: f"tl.permute({n[0]}, (1, 0, 2))", needs="op:permute", weight=3.0))
 register(OpDef("reshape", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) == 2 and "2" not in v.axes,
              lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[::-1])],
              lambda n, t, a, c: f"tl.reshape({n[0]}, [{c.block(t[0].axes[1])}, {c.block(t[0].axes[0])}])"))
@@ -399,7 +400,7 @@ register(OpDef("join", "shape", 2,
                needs="op:join"))
 register(OpDef("split", "shape", 1, lambda s, v, c: is_t(v) and v.axes.endswith("2"),
                lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[:-1])] * 2, lambda n, t, a, c: f"tl.split({n[0]})",
-               needs="op:split"))
+               needs="op:split", weight=3.0))
 
 
 # ---- pointer selection ------------------------------------------------------------------------------------------

@@ -83,7 +83,23 @@ class Features:
     ops: Counter = field(default_factory=Counter)
     dtypes: set = field(default_factory=set)
     control: set = field(default_factory=set)
+    details: set = field(default_factory=set)  # finer coverage: dot dtype/precision, scan kind, atomic kind
     dropped: int = 0
+
+
+def detail_features(op, types, attrs):
+    if op.family == "dot":
+        out = {f"dot:{types[0].dtype}"}
+        if attrs.get("input_precision"):
+            out.add(f"dot_precision:{attrs['input_precision']}")
+        return out
+    if op.name == "scan":
+        return {f"scan:{attrs.get('op', 'cumsum')}"}
+    if op.name == "atomic":
+        return {f"atomic:{attrs.get('op')}:{types[0].dtype}"}
+    if op.name in ("store", "load") and attrs.get("cache"):
+        return {f"{op.name}_cache:{attrs['cache']}"}
+    return set()
 
 
 class Walker:
@@ -204,8 +220,13 @@ class Walker:
         self.features.ops[op.name] += 1
         self.features.dtypes.update(t.dtype for t in types)
         if op.name == "load" and types[0].axes:
-            self.features.control.add("load_unmasked" if not self.load_needs_mask(types[0].axes, attrs)
-                                      else "load_masked")
+            masked = self.load_needs_mask(types[0].axes, attrs)
+            self.features.control.add("load_masked" if masked else "load_unmasked")
+            if masked and attrs.get("other") is not None:
+                self.features.control.add("load_other")
+        elif op.name == "load":
+            self.features.control.add("load_scalar")
+        self.features.details.update(detail_features(op, types, attrs))
         from_load = op.name == "load" and bool(self.loops) or any(a.from_load for a in args)
         if op.family == "dot" and self.loops and any(a.from_load for a in args):
             self.features.control.add("kloop_dot")

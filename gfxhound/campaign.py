@@ -4,6 +4,7 @@ This is the one place (with the CLI) that wires the stages together: fuzz -> ora
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections import Counter
@@ -17,6 +18,9 @@ from gfxhound.fuzz.render import render
 from gfxhound.fuzz.repro import render_repro
 from gfxhound.oracle.judge import judge_compile
 from gfxhound.oracle.pool import CompilePool
+
+
+PROBE_TIMEOUT_S = 300
 
 
 class CampaignError(Exception):
@@ -65,6 +69,7 @@ def features_of(spec, rendered, arch):
     feats = {f"op:{name}" for name in rendered.features.ops}
     feats |= {f"dtype:{d}" for d in rendered.features.dtypes}
     feats |= {f"control:{c}" for c in rendered.features.control}
+    feats |= {f"detail:{d}" for d in rendered.features.details}
     feats |= {f"knob:num_warps={spec.launch.num_warps}", f"knob:num_stages={spec.launch.num_stages}",
               f"target:{arch}", f"grid:{spec.grid}"}
     feats |= {f"knob:{k}={v}" for k, v in spec.launch.options.items()}
@@ -95,7 +100,8 @@ class Campaign:
             if cached is not None:
                 self.caps[arch] = cached
                 continue
-            submitted = {name: pool.submit(spec.to_json(), base.to_json(), arch)
+            submitted = {name: pool.submit(spec.to_json(), base.to_json(), arch,
+                                           timeout=max(PROBE_TIMEOUT_S, self.config.timeout))
                          for name, spec in probe_specs(base).items()}
             verdicts = {}
             for name, (task, future) in submitted.items():
@@ -103,13 +109,17 @@ class Campaign:
                 verdicts[name] = judge_compile(outcome, "probe", arch, self.toolchain, {}).verdict
                 pool.discard(task)
             self.caps[arch] = finish(base, verdicts)
-            self._store_caps(self.caps[arch])
+            if all(v in ("pass", "user_error", "ice") for v in verdicts.values()):  # a slow machine is no fact
+                self._store_caps(self.caps[arch])
 
     def _caps_path(self, caps):
         if not self.config.caps_cache:
             return None
         from gfxhound.fuzz.ops import REGISTRY_VERSION
-        return Path(self.config.caps_cache) / f"caps-{caps.triton_version}-{caps.arch}-r{REGISTRY_VERSION}.json"
+        from gfxhound.signature import USER_ERROR_PATTERNS
+        table = hashlib.sha256(repr(USER_ERROR_PATTERNS).encode()).hexdigest()[:8]
+        name = f"caps-{caps.triton_version}-{caps.arch}-r{REGISTRY_VERSION}-u{table}.json"
+        return Path(self.config.caps_cache) / name
 
     def _cached_caps(self, base):
         path = self._caps_path(base)

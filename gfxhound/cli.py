@@ -117,6 +117,13 @@ def cmd_corpus(args):
                  "message": (f.message.splitlines() or [""])[0][:120]} for f in corpus.findings()]
         if args.json:
             print(json.dumps(rows, indent=1))
+        elif args.markdown:
+            print("| id | verdict | stage | targets | toolchains | count | first error line |")
+            print("|---|---|---|---|---|---|---|")
+            for r in rows:
+                message = r["message"].replace("|", "\\|")
+                print(f"| `{r['id']}` | {r['verdict']} | {r['stage'] or '-'} | {', '.join(r['targets'])} | "
+                      f"{', '.join(r['toolchains'])} | {r['count']} | `{message}` |")
         else:
             for r in rows:
                 print(f"{r['id']}  {r['verdict']:<10} {r['stage'] or '-':<8} x{r['count']:<5} "
@@ -173,6 +180,7 @@ def build_parser():
     corpus.add_argument("id", nargs="?")
     corpus.add_argument("--corpus", default="corpus")
     corpus.add_argument("--json", action="store_true")
+    corpus.add_argument("--markdown", action="store_true", help="list as a Markdown table")
     corpus.add_argument("--timeout", type=float, default=900)
     corpus.add_argument("--python", help="replay under this interpreter (e.g. a venv with another Triton)")
     corpus.set_defaults(func=cmd_corpus)

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 
-NORMALISER_VERSION = 1
+NORMALISER_VERSION = 2
 
 # Legitimate rejections: the kernel or its options are not acceptable to this Triton/target. Classified by message,
 # not exception type (some are AssertionErrors). Each entry: (regex, short reason).
@@ -39,6 +39,7 @@ _NORMALISERS = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0xADDR"),
     (re.compile(r"(?:/[\w.+\-@]+)+/([\w.+\-]+)"), r"<path>/\1"),  # absolute paths: keep the basename only
     (re.compile(r"<path>/(?:spec_[0-9a-f]+|repro\w*|kernel\w*)\.py"), "<kernel>"),
+    (re.compile(r"<path>/tmp[\w\-]{6,}"), "<path>/tmpX"),  # tempfile names
     (re.compile(r"\bspec_[0-9a-f]{6,}\b"), "spec_H"),
     (re.compile(r"%arg\d+"), "%argN"),
     (re.compile(r"%ir\.\d+"), "%ir.N"),
@@ -152,7 +153,8 @@ def summarise(text, ended):
         verdict, message, frames = "timeout", "compile did not finish in time", []
     elif ended == "exception":
         message = f"{exc_type}: {exc_message}" if exc_type else (native or "exception")
-        if native and exc_type in ("RuntimeError", "") and ("PassManager" in exc_message or not exc_message):
+        if native and exc_type in ("RuntimeError", "") and native not in message:
+            # the compiler's own diagnostic says more than "PassManager::run failed" or "LLD failed ... because"
             message = f"{message} | {native}"
         verdict = "user_error" if user_error_reason(message) else "ice"
     else:  # died: signal or unexpected exit

@@ -38,13 +38,13 @@ class CompilePool:
                                 initargs=(str(self.root), dict(env or {})),
                                 context=multiprocessing.get_context("spawn"))
 
-    def submit(self, spec_json: dict, caps_json: dict, arch: str, fn=run_compile):
+    def submit(self, spec_json: dict, caps_json: dict, arch: str, fn=run_compile, timeout: float | None = None):
         self.counter += 1
         task_dir = self.root / "tasks" / f"t{self.counter}"
         task_dir.mkdir(parents=True, exist_ok=True)
         task = {"spec": spec_json, "caps": caps_json, "arch": arch, "task_dir": str(task_dir),
                 "stderr_path": str(task_dir / "stderr.txt"), "llc": self.llc}
-        future = self.pool.schedule(fn, args=(task,), timeout=self.timeout)
+        future = self.pool.schedule(fn, args=(task,), timeout=timeout or self.timeout)
         return task, future
 
     def outcome(self, task, future) -> dict:

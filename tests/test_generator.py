@@ -33,7 +33,8 @@ def test_every_op_is_reached_and_nothing_is_dropped():
     assert dropped == 0
     missing = set(REGISTRY) - set(ops)
     assert not missing, f"never generated: {sorted(missing)}"
-    for form in ("for", "if", "kloop_dot", "nested_for", "if_ptr_select", "for_static"):
+    for form in ("for", "if", "kloop_dot", "nested_for", "if_ptr_select", "for_static", "early_return",
+                 "if_elif_chain", "load_scalar", "load_other", "load_unmasked"):
         assert control[form] > 0, form
 
 
@@ -56,3 +57,17 @@ def test_deleting_any_statement_keeps_a_renderable_kernel():
             del body[i]
             r = render(mutant, CAPS)
             compile(r.source, "kernel.py", "exec")
+
+
+def test_every_probe_renders_the_feature_it_probes():
+    """A probe whose op was dropped would compile trivially and 'prove' support that does not exist."""
+    from gfxhound.fuzz.capabilities import probe_specs
+    for name, spec in probe_specs(CAPS).items():
+        r = render(spec, CAPS)
+        assert r.features.dropped == 0, name
+        kind = name.split(":")[0]
+        wanted = {"dot": "dot", "math": name.split(":")[1], "atomic": "atomic", "knob": "dot"}[kind]
+        assert r.features.ops[wanted] == 1, (name, dict(r.features.ops))
+        if kind == "knob":
+            option, value = name[5:].split("=")
+            assert str(r.options[option]) == value

@@ -105,3 +105,7 @@ def test_checked_in_findings_replay_under_their_release_and_not_under_ours(findi
     assert present.returncode == 1, present.stdout + present.stderr
     ours = run(example / "repro.py")
     assert ours.returncode in (0, 125), ours.stdout + ours.stderr
+    gfxhound = str(Path(sys.executable).parent / "gfxhound")
+    replay = subprocess.run([gfxhound, "corpus", "replay", finding.signature[:8], "--corpus", str(ROOT / "corpus"),
+                             "--python", old_python], capture_output=True, text=True, env=ENV, timeout=600)
+    assert replay.returncode == 1 and replay.stdout.strip().endswith("present"), replay.stdout + replay.stderr
