@@ -285,7 +285,7 @@ class Generator:
             atomic_ok = self.caps.has(f"atomic:add:{value.type.dtype}") and "2" not in value.type.axes
             if covers and not (atomic_ok and self.draw(st.integers(0, 3)) == 0):
                 out, op = self.output_for(value.type.dtype, value.type.axes, "store"), "store"
-                attrs = {}
+                attrs = REGISTRY["store"].draw_attrs(self.draw, (value.type,), self.caps)
             else:
                 if not atomic_ok:
                     got = self.try_op(self.env, body, "cast",

@@ -56,6 +56,7 @@ class Stats:
     started: float = field(default_factory=time.time)
     interrupted: bool = False
     compile_seconds: float = 0.0
+    verdict_of: dict = field(default_factory=dict)  # spec hash -> verdict, for this run
 
     def rate(self):
         return self.kernels / max(1e-9, time.time() - self.started)
@@ -195,6 +196,7 @@ class Campaign:
         stats = self.stats
         stats.kernels += 1
         stats.verdicts[execution.verdict] += 1
+        stats.verdict_of[execution.spec_hash] = execution.verdict
         stats.compile_seconds += execution.duration_s
         stats.coverage.update(features_of(spec, rendered, arch))
         for check, status in execution.checks.items():
