@@ -118,8 +118,9 @@ if __name__ == "__main__":
 '''
 
 
-def _module_source(module) -> str:
-    return inspect.getsource(module)
+# Read once, when this module is imported with them: the embedded code must be the code that computed the
+# signature a repro expects, even if the files change on disk during a long campaign.
+_EMBEDDED = {"signature": inspect.getsource(signature), "compat": inspect.getsource(compat)}
 
 
 def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash: str, timeout_s: int = 600,
@@ -133,5 +134,5 @@ def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash:
         toolchain=toolchain, normalised=expected.get("normalised", "")[:300], lld=lld,
         expected=pprint.pformat(keep), options=repr(rendered.options), env=repr(rendered.env),
         args=pprint.pformat(rendered.args), timeout=int(timeout_s),
-        signature_src=_module_source(signature), compat_src=_module_source(compat), kernel_src=kernel_src,
+        signature_src=_EMBEDDED["signature"], compat_src=_EMBEDDED["compat"], kernel_src=kernel_src,
         kernel_name=rendered.kernel_name, llc=llc or "")

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 
-NORMALISER_VERSION = 2
+NORMALISER_VERSION = 3
 
 # Legitimate rejections: the kernel or its options are not acceptable to this Triton/target. Classified by message,
 # not exception type (some are AssertionErrors). Each entry: (regex, short reason).
@@ -40,6 +40,7 @@ _NORMALISERS = [
     (re.compile(r"(?:/[\w.+\-@]+)+/([\w.+\-]+)"), r"<path>/\1"),  # absolute paths: keep the basename only
     (re.compile(r"<path>/(?:spec_[0-9a-f]+|repro\w*|kernel\w*)\.py"), "<kernel>"),
     (re.compile(r"<path>/tmp[\w\-]{6,}"), "<path>/tmpX"),  # tempfile names
+    (re.compile(r"\b(?:spec_[0-9a-f]+|repro\w*|kernel\w*)\.py\b"), "<kernel>"),  # the kernel's file, bare
     (re.compile(r"\bspec_[0-9a-f]{6,}\b"), "spec_H"),
     (re.compile(r"%arg\d+"), "%argN"),
     (re.compile(r"%ir\.\d+"), "%ir.N"),

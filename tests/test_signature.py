@@ -74,3 +74,11 @@ def test_timeout_and_user_errors():
     assert summarise("##gfxhound-stage llir\n", "timeout")["verdict"] == "timeout"
     assert user_error_reason("AssertionError: kpack must be 1 for gfx950")
     assert not user_error_reason("LLVM ERROR: Cannot select")
+
+
+def test_the_kernel_file_name_does_not_split_a_bug():
+    line = "LLVM ERROR: Cannot select: t1154: f64,ch = AMDGPUISD::BUFFER_ATOMIC_SWAP<...> t996, {}:{}:9"
+    a = summarise(line.format("kernel.py", 58), "signal:6")
+    b = summarise(line.format("repro.py", 501), "signal:6")
+    c = summarise(line.format("/tmp/gfxhound-pool-x/tasks/t3/kernel.py", 12), "signal:6")
+    assert a["signature"] == b["signature"] == c["signature"]
