@@ -332,7 +332,7 @@ def _dot_emit(n, types, attrs, ctx):
     if attrs.get("input_precision"):
         kw.append(f'input_precision="{attrs["input_precision"]}"')
     out = _dot_out(types, attrs)
-    if out not in ("fp32", "fp64") and types[0].dtype != "i8":
+    if out != "fp32" and types[0].dtype != "i8":  # fp16 outputs and fp64 dots name their type: the default is fp32
         kw.append(f"out_dtype={D.tl(out)}")
     if types[0].dtype == "i8":
         kw.append("out_dtype=tl.int32")

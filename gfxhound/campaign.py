@@ -79,8 +79,9 @@ def features_of(spec, rendered, arch):
 
 
 class Campaign:
-    def __init__(self, config: CampaignConfig, on_progress=None, task_fn=None, specs=None):
+    def __init__(self, config: CampaignConfig, on_progress=None, task_fn=None, specs=None, caps=None):
         self.config = config
+        self.given_caps = dict(caps or {})  # arch -> Capabilities to use instead of probing (replaying stored specs)
         self.fixed_specs = specs  # a given list of specs instead of the generator (benchmarks, replays)
         self.task_fn = task_fn  # what a worker runs per kernel (tests inject faults around the real compile)
         self.on_progress = on_progress or (lambda stats: None)
@@ -92,6 +93,10 @@ class Campaign:
     # --- capabilities --------------------------------------------------------------------------------------------
     def probe(self, pool: CompilePool):
         for arch in self.config.targets:
+            if arch in self.given_caps:
+                self.caps[arch] = self.given_caps[arch]
+                self.toolchain = f"triton-{self.caps[arch].triton_version}"
+                continue
             base = Capabilities.from_json(pool.pool.schedule(_introspect_task, args=(arch,), timeout=120).result())
             self.toolchain = f"triton-{base.triton_version}"
             if not base.has("target"):
@@ -152,41 +157,46 @@ class Campaign:
     def run(self) -> Stats:
         cfg = self.config
         pool = CompilePool(cfg.workers, cfg.timeout, cfg.worker_env, llc=cfg.llc)
+        cancel = True
         try:
             self.probe(pool)
             self.stats.started = time.time()
-            streams = [(arch, iter(self.fixed_specs) if self.fixed_specs is not None else
-                        spec_stream(self.caps[arch], cfg.seed * 1000 + i, cfg.max_ops))
-                       for i, arch in enumerate(cfg.targets)]
-            in_flight, turn, submitted = [], 0, 0
-            while True:
-                while len(in_flight) < cfg.workers * 2 and self.budget_left() and (
-                        cfg.kernels is None or submitted < cfg.kernels):
-                    arch, stream = streams[turn % len(streams)]
-                    turn += 1
-                    spec = next(stream, None)
-                    if spec is None:
-                        break
-                    task, future = pool.submit(spec.to_json(), self.caps[arch].to_json(), arch,
-                                               **({"fn": self.task_fn} if self.task_fn else {}))
-                    in_flight.append((spec, arch, task, future))
-                    submitted += 1
-                if not in_flight:
-                    break
-                done = [item for item in in_flight if item[3].done()]
-                if not done:
-                    time.sleep(0.01)
-                    continue
-                for item in done:
-                    in_flight.remove(item)
-                    self.finish_one(pool, *item)
-                self.on_progress(self.stats)
+            self.loop(pool)
+            cancel = False
         except KeyboardInterrupt:
             self.stats.interrupted = True
-            pool.close(cancel=True)
-            return self.stats
-        pool.close()
+        finally:
+            pool.close(cancel=cancel)
         return self.stats
+
+    def loop(self, pool):
+        cfg = self.config
+        streams = [(arch, iter(self.fixed_specs) if self.fixed_specs is not None else
+                    spec_stream(self.caps[arch], cfg.seed * 1000 + i, cfg.max_ops))
+                   for i, arch in enumerate(cfg.targets)]
+        in_flight, turn, submitted = [], 0, 0
+        while True:
+            while len(in_flight) < cfg.workers * 2 and self.budget_left() and (
+                    cfg.kernels is None or submitted < cfg.kernels):
+                arch, stream = streams[turn % len(streams)]
+                turn += 1
+                spec = next(stream, None)
+                if spec is None:
+                    break
+                task, future = pool.submit(spec.to_json(), self.caps[arch].to_json(), arch,
+                                           **({"fn": self.task_fn} if self.task_fn else {}))
+                in_flight.append((spec, arch, task, future))
+                submitted += 1
+            if not in_flight:
+                return
+            done = [item for item in in_flight if item[3].done()]
+            if not done:
+                time.sleep(0.01)
+                continue
+            for item in done:
+                in_flight.remove(item)
+                self.finish_one(pool, *item)
+            self.on_progress(self.stats)
 
     def finish_one(self, pool, spec, arch, task, future):
         outcome = pool.outcome(task, future)

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 
-NORMALISER_VERSION = 3
+NORMALISER_VERSION = 4
 
 # Legitimate rejections: the kernel or its options are not acceptable to this Triton/target. Classified by message,
 # not exception type (some are AssertionErrors). Each entry: (regex, short reason).
@@ -40,6 +40,7 @@ _NORMALISERS = [
     (re.compile(r"(?:/[\w.+\-@]+)+/([\w.+\-]+)"), r"<path>/\1"),  # absolute paths: keep the basename only
     (re.compile(r"<path>/(?:spec_[0-9a-f]+|repro\w*|kernel\w*)\.py"), "<kernel>"),
     (re.compile(r"<path>/tmp[\w\-]{6,}"), "<path>/tmpX"),  # tempfile names
+    (re.compile(r"(^|\| )[\w.\-]+: (?=<path>/)"), r"\1PROG: "),  # "python3: file.h:292: ... Assertion" prefix
     (re.compile(r"\b(?:spec_[0-9a-f]+|repro\w*|kernel\w*)\.py\b"), "<kernel>"),  # the kernel's file, bare
     (re.compile(r"\bspec_[0-9a-f]{6,}\b"), "spec_H"),
     (re.compile(r"%arg\d+"), "%argN"),
@@ -66,7 +67,7 @@ _KEY_LINE_PATTERNS = [
     re.compile(r"UNREACHABLE executed.*|.*unreachable.*", re.I),
     re.compile(r"Segmentation fault.*|Stack dump:.*"),
 ]
-_TRACEBACK_EXC = re.compile(r"^(\w[\w.]*(?:Error|Exception|Interrupt|Exit)|triton\.\w[\w.]*): ?(.*)$", re.M)
+_TRACEBACK_EXC = re.compile(r"^(\w[\w.]*(?:Error|Exception|Interrupt|Exit)|triton\.\w[\w.]*)(?:: ?(.*))?$", re.M)
 _SOURCE_POSITION = re.compile(r"^at \d+:\d+:?$")
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
 
@@ -115,13 +116,17 @@ def python_exception(text):
         message = _message_of(text, match)
         if message and not _SOURCE_POSITION.match(message):
             return exc_type, message, frames[-2:]
-    return exc_type, headers[-1].group(2).strip(), frames[-2:]
+    return exc_type, (headers[-1].group(2) or "").strip(), frames[-2:]
 
 
 def _message_of(text, match):
-    message = match.group(2).strip()
+    message = (match.group(2) or "").strip()
     if message and not _SOURCE_POSITION.match(message):
         return message
+    if not message:  # a bare `assert` in the compiler: the asserted source line is the message
+        before = [line.strip() for line in text[:match.start()].splitlines()[-4:]
+                  if line.startswith("    ") and line.strip() and not line.strip().startswith("^")]
+        return before[-1] if before else ""
     # CompilationError: "at 12:4:", the kernel source (indented) with a caret line, then the message
     following = []
     for line in text[match.end():].splitlines():

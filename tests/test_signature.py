@@ -82,3 +82,35 @@ def test_the_kernel_file_name_does_not_split_a_bug():
     b = summarise(line.format("repro.py", 501), "signal:6")
     c = summarise(line.format("/tmp/gfxhound-pool-x/tasks/t3/kernel.py", 12), "signal:6")
     assert a["signature"] == b["signature"] == c["signature"]
+
+
+BARE_ASSERT = """Traceback (most recent call last):
+  File "/x/site-packages/triton/language/semantic.py", line 1530, in dot
+    assert acc.type.shape == ret_ty.shape and acc.type.element_ty == out_dtype
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+AssertionError
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/x/site-packages/triton/compiler/code_generator.py", line 1200, in visit_Call
+triton.compiler.errors.CompilationError: at 29:19:
+            v_19 = tl.dot(v_7, v_8, v_18)
+                   ^
+"""
+
+
+def test_a_bare_assert_is_named_by_its_source_line():
+    got = summarise(BARE_ASSERT, "exception")
+    assert got["message"] == ("CompilationError: assert acc.type.shape == ret_ty.shape and "
+                              "acc.type.element_ty == out_dtype")
+
+
+def test_the_program_name_before_an_assertion_does_not_split_a_bug():
+    line = ("RuntimeError: PassManager::run failed | {}: /root/.triton/llvm/llvm-8957e64a/include/llvm/ADT/"
+            "SmallVector.h:292: reference llvm::SmallVectorTemplateCommon<mlir::Value>::operator[](size_t): "
+            "Assertion `idx < size()' failed.")
+    texts = [f"Traceback (most recent call last):\n{line.format(p)}\n" for p in ("python3", "python", "python3.11")]
+    sigs = {summarise(t.replace("Traceback (most recent call last):\n", "##gfxhound-stage llir\n"), "signal:6")[
+        "signature"] for t in texts}
+    assert len(sigs) == 1
