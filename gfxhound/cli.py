@@ -87,8 +87,10 @@ def _progress_printer(console, config):
 
 def _print_summary(console, summary):
     from rich.table import Table
-    table = Table(title=f"gfxhound fuzz: {summary['kernels']} kernels in {summary['duration_s']} s "
-                        f"({summary['kernels_per_s']}/s) with {summary['toolchain']}")
+    console.print(f"[bold]gfxhound fuzz[/]: {summary['kernels']} kernels in {summary['duration_s']} s "
+                  f"({summary['kernels_per_s']}/s) with {summary['toolchain']} on {', '.join(summary['targets'])}"
+                  + ("  [yellow](interrupted)[/]" if summary["interrupted"] else ""), highlight=False)
+    table = Table()
     table.add_column("verdict")
     table.add_column("kernels", justify="right")
     for verdict, count in sorted(summary["verdicts"].items()):
