@@ -230,7 +230,8 @@ class Campaign:
         if is_new:
             self.stats.new_signatures += 1
         self.stats.findings[finding.signature] = {
-            "id": finding.signature, "verdict": finding.verdict, "stage": finding.stage,
+            "id": finding.signature, "signature": finding.signature, "verdict": finding.verdict,
+            "stage": finding.stage, "normalised": finding.normalised,
             "first_error_line": finding.message.splitlines()[0][:300] if finding.message else "",
             "target": execution.target, "count_this_run": self.stats.findings.get(
                 finding.signature, {}).get("count_this_run", 0) + 1, "new": is_new or self.stats.findings.get(
@@ -257,7 +258,7 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
         "kernels": stats.kernels, "duration_s": round(duration, 2), "kernels_per_s": round(stats.kernels / max(
             duration, 1e-9), 3), "interrupted": stats.interrupted, "verdicts": dict(stats.verdicts),
         "user_error_share": round(stats.verdicts.get("user_error", 0) / n, 4),
-        "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["id"]),
+        "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["signature"]),
         "user_errors": dict(stats.user_errors.most_common(20)), "unresolved": dict(stats.unresolved.most_common(20)),
         "coverage": {k: {"kernels": v, "share": round(v / n, 4)} for k, v in sorted(stats.coverage.items())},
     }

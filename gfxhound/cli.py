@@ -41,6 +41,10 @@ def cmd_fuzz(args):
         raise UserError(f"backend {args.backend!r} is not available yet; use --backend compile")
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
+    if args.timeout <= 0:
+        raise UserError("--timeout must be a positive number of seconds")
+    if args.max_ops < 1:
+        raise UserError("--max-ops must be at least 1")
     seconds, kernels = parse_budget(args.budget)
     lld = _default_lld()
     env = {"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"),

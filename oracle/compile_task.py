@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -63,6 +64,21 @@ class _Fd2Redirect:
 
 def run_compile(task: dict) -> dict:
     """Compile one spec. Returns {'status': 'ok'|'exception'|'harness', ...}; never raises for compiler errors."""
+    try:
+        return _run_compile(task)
+    finally:
+        if task.get("empty_cache") and os.environ.get("TRITON_CACHE_DIR"):
+            _empty(Path(os.environ["TRITON_CACHE_DIR"]))
+
+
+def _empty(directory: Path):
+    """Every campaign kernel is new, so Triton's cache only grows (~300 KB a kernel): empty it after each one."""
+    if directory.is_dir():
+        for child in directory.iterdir():
+            shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink(missing_ok=True)
+
+
+def _run_compile(task: dict) -> dict:
     task_dir = Path(task["task_dir"])
     ir_dir = task_dir / "ir"
     ir_dir.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ from .compile_task import run_compile
 
 def _worker_init(root: str, env: dict):
     os.environ.update(env)
-    cache = Path(root) / f"cache-{os.getpid()}"
+    cache = Path(root) / "cache" / str(os.getpid())
     cache.mkdir(parents=True, exist_ok=True)
     os.environ["TRITON_CACHE_DIR"] = str(cache)
     import triton.compiler  # noqa: F401  - warm up before the first task's clock starts
@@ -43,6 +43,7 @@ class CompilePool:
         task_dir = self.root / "tasks" / f"t{self.counter}"
         task_dir.mkdir(parents=True, exist_ok=True)
         task = {"spec": spec_json, "caps": caps_json, "arch": arch, "task_dir": str(task_dir),
+                "empty_cache": True,
                 "stderr_path": str(task_dir / "stderr.txt"), "llc": self.llc}
         future = self.pool.schedule(fn, args=(task,), timeout=timeout or self.timeout)
         return task, future

@@ -35,6 +35,8 @@ def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
     (["fuzz", "--target", "gfx9999", "--budget", "1"], "unknown target"),
     (["fuzz", "--budget", "soon"], "--budget"),
     (["fuzz", "--backend", "device", "--budget", "1"], "not available yet"),
+    (["fuzz", "--timeout", "0", "--budget", "1"], "--timeout"),
+    (["fuzz", "--workers", "0", "--budget", "1"], "--workers"),
     (["corpus", "show", "feedbeef"], "no finding matches"),
 ])
 def test_user_errors_are_one_line(gfxhound_bin, tmp_path, args, words):

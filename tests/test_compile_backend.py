@@ -72,3 +72,17 @@ def test_buffer_ops_off_leaves_global_memory_ops(tmp_path, worker_env, monkeypat
     assert result["status"] == "ok"
     assert "amdg.buffer_" not in (ir / "kernel.ttgir").read_text()
     assert "global_store" in (ir / "kernel.amdgcn").read_text()
+
+
+def test_the_worker_cache_is_emptied_after_each_kernel(tmp_path, worker_env, monkeypatch):
+    for key, value in worker_env.items():
+        monkeypatch.setenv(key, value)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
+    task = {"spec": matmul().to_json(), "caps": assume_all("gfx942").to_json(), "arch": "gfx942",
+            "task_dir": str(tmp_path / "task"), "stderr_path": str(tmp_path / "stderr.txt")}
+    assert run_compile(dict(task))["status"] == "ok"
+    assert any(cache.iterdir())  # Triton did write its cache
+    assert run_compile(dict(task, empty_cache=True))["status"] == "ok"
+    assert not any(cache.iterdir())
