@@ -57,6 +57,7 @@ class Stats:
     interrupted: bool = False
     compile_seconds: float = 0.0
     verdict_of: dict = field(default_factory=dict)  # spec hash -> verdict, for this run
+    resources: Counter = field(default_factory=Counter)  # static facts of the kernels that compiled
 
     def rate(self):
         return self.kernels / max(1e-9, time.time() - self.started)
@@ -209,6 +210,15 @@ class Campaign:
         stats.verdict_of[execution.spec_hash] = execution.verdict
         stats.compile_seconds += execution.duration_s
         stats.coverage.update(features_of(spec, rendered, arch))
+        res = execution.resources
+        if res:
+            stats.resources["kernels"] += 1
+            stats.resources["with_vgpr_spills"] += res.get("vgpr_spill_count", 0) > 0
+            stats.resources["with_sgpr_spills"] += res.get("sgpr_spill_count", 0) > 0
+            stats.resources["with_scratch"] += res.get("private_segment_fixed_size", 0) > 0
+            stats.resources["occupancy_1"] += res.get("occupancy") == 1
+            for key, name in (("vgpr_count", "max_vgpr"), ("agpr_count", "max_agpr"), ("lds", "max_lds_bytes")):
+                stats.resources[name] = max(stats.resources[name], res.get(key, 0))
         for check, status in execution.checks.items():
             stats.coverage[f"check:{check}={status}"] += 1
         if execution.verdict == "user_error":
@@ -259,6 +269,7 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
             duration, 1e-9), 3), "interrupted": stats.interrupted, "verdicts": dict(stats.verdicts),
         "user_error_share": round(stats.verdicts.get("user_error", 0) / n, 4),
         "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["signature"]),
+        "resources": dict(stats.resources),
         "user_errors": dict(stats.user_errors.most_common(20)), "unresolved": dict(stats.unresolved.most_common(20)),
         "coverage": {k: {"kernels": v, "share": round(v / n, 4)} for k, v in sorted(stats.coverage.items())},
     }

@@ -35,6 +35,9 @@ def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, op
     if summary["verdict"] == "user_error":
         from gfxhound.signature import user_error_reason
         reason = user_error_reason(summary["message"])
-    return Execution(verdict=summary["verdict"], stage=summary["stage"], message=summary["message"],
+    message = summary["message"]
+    if summary["verdict"] == "timeout":  # what the user needs to judge a blow-up; the signature keeps it out
+        message = f"compile did not finish in {outcome.get('duration', 0):.0f} s (stage {summary['stage'] or '?'})"
+    return Execution(verdict=summary["verdict"], stage=summary["stage"], message=message,
                      normalised=summary["normalised"], frames=summary["frames"], signature=summary["signature"],
                      reason=reason, **base)

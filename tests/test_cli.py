@@ -29,6 +29,8 @@ def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
     assert cov["target:gfx942"]["kernels"] == 12 and cov["target:gfx1100"]["kernels"] == 12
     assert any(key.startswith("op:dot") for key in cov)
     assert "control:for" in cov and "control:if" in cov
+    res = summary["resources"]
+    assert res["kernels"] == summary["verdicts"].get("pass", 0) and res["max_vgpr"] > 0
 
 
 @pytest.mark.parametrize("args, words", [

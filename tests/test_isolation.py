@@ -15,7 +15,7 @@ def test_killed_worker_and_hang_are_recorded_once_and_the_campaign_continues(tmp
     findings = {f.verdict: f for f in Corpus(config.corpus).findings()}
     assert set(findings) == {"ice", "timeout"}
     assert findings["ice"].stage == "llir" and "signal:11" in findings["ice"].message
-    assert findings["timeout"].stage == "amdgcn"
+    assert findings["timeout"].stage == "amdgcn" and "did not finish in 15 s" in findings["timeout"].message
     assert all(f.count == 1 for f in findings.values())
     for f in findings.values():
         example = Corpus(config.corpus).example_dirs(f.signature)[0]
