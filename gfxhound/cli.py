@@ -206,6 +206,9 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("gfxhound: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`gfxhound corpus list | head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ class Execution:
     resources: dict = field(default_factory=dict)
     checks: dict = field(default_factory=dict)  # extra oracles that ran, e.g. {"llc": "ok" | "unparsable" | ...}
     reason: str = ""  # for unresolved/user_error: why
+    normaliser: int = 0  # signature normaliser version that produced `normalised` and `signature`
     time: str = ""
     format: int = EXECUTION_FORMAT
 

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 
-NORMALISER_VERSION = 4
+NORMALISER_VERSION = 5
 
 # Legitimate rejections: the kernel or its options are not acceptable to this Triton/target. Classified by message,
 # not exception type (some are AssertionErrors). Each entry: (regex, short reason).
@@ -48,6 +48,8 @@ _NORMALISERS = [
     (re.compile(r"%\d+"), "%N"),
     (re.compile(r"\^bb\d+"), "^bbN"),
     (re.compile(r"\bt\d+(?=[:\s,)]|$)"), "tN"),  # SelectionDAG node ids
+    # a node that cannot be selected is named by its type and opcode; its operands differ from kernel to kernel
+    (re.compile(r"(Cannot select: tN: \S+ = [\w:.]+)[^|\[]*"), r"\1 "),
     (re.compile(r"(#\w+?)\d+\b"), r"\1"),  # layout aliases (#blocked3 -> #blocked, #mma1 -> #mma)
     (re.compile(r"\b(tensor|vector|memref|!tt\.memdesc|memdesc)<(?:[\d?]+x)+"), r"\1<Sx"),
     (re.compile(r'loc\([^()]*\)'), "loc(...)"),
@@ -181,5 +183,7 @@ def summarise(text, ended):
 
 
 def signature_hash(verdict, stage, normalised, frames):
-    blob = json.dumps([NORMALISER_VERSION, verdict, stage, normalised, list(frames)])
+    """The bug's identity. The normaliser version is recorded beside it (run.json), not hashed into it, so a
+    normaliser change re-keys only the messages it changes."""
+    blob = json.dumps([verdict, stage, normalised, list(frames)])
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

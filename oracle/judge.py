@@ -5,7 +5,7 @@ import datetime
 
 from gfxhound.records import Execution
 from gfxhound.compat import LLC_ENDED
-from gfxhound.signature import summarise
+from gfxhound.signature import NORMALISER_VERSION, summarise
 
 
 def now():
@@ -15,6 +15,7 @@ def now():
 def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, options: dict) -> Execution:
     status = outcome["status"]
     base = dict(spec_hash=spec_hash, target=target, backend="compile", toolchain=toolchain,
+                normaliser=NORMALISER_VERSION,
                 options_requested=dict(options), time=now(), duration_s=round(outcome.get("duration", 0.0), 4))
     if status == "ok":
         return Execution(verdict="pass", resources=outcome.get("resources", {}),

@@ -35,3 +35,13 @@ def test_unparsable_ir_and_unknown_processor_are_cannot_test(tmp_path):
 
 def test_missing_llc_is_cannot_test(tmp_path):
     assert llc_verify(str(tmp_path / "no-llc"), "gfx942", MFMA)[0] == "unsupported"
+
+
+def test_a_module_this_llc_finds_broken_is_version_skew(tmp_path):
+    skewed = tmp_path / "skew.ll"  # an intrinsic called with a signature this LLVM does not have
+    skewed.write_text("declare <4 x float> @llvm.amdgcn.wmma.f32.16x16x4.f32.v8f32.v2f32(<2 x float>)\n"
+                      "define amdgpu_kernel void @k(ptr addrspace(1) %o) {\n"
+                      "  %r = call <4 x float> @llvm.amdgcn.wmma.f32.16x16x4.f32.v8f32.v2f32(<2 x float> zeroinitializer)\n"
+                      "  store <4 x float> %r, ptr addrspace(1) %o\n  ret void\n}\n")
+    status, text = llc_verify(LLC, "gfx1250", skewed)
+    assert status == "unparsable", text

@@ -35,7 +35,7 @@ RuntimeError: PassManager::run failed
 
 
 def test_normaliser_removes_noise_and_keeps_types():
-    text = ("LLVM ERROR: Cannot select: t37: v4f16 = llvm.amdgcn.mfma.f32.32x32x8f16 %12, %arg3 at "
+    text = ("LLVM ERROR: in selection: t37: v4f16 = llvm.amdgcn.mfma.f32.32x32x8f16 %12, %arg3 at "
             "/tmp/x/kernel.py:12:3 #blocked3 tensor<64x32xf16, #mma1> v_12 in_0 0x7fff f32 i1 gfx942")
     out = normalise(text)
     for kept in ("v4f16", "llvm.amdgcn.mfma.f32.32x32x8f16", "f32", "i1", "gfx942", "#blocked", "#mma"):
@@ -114,3 +114,15 @@ def test_the_program_name_before_an_assertion_does_not_split_a_bug():
     sigs = {summarise(t.replace("Traceback (most recent call last):\n", "##gfxhound-stage llir\n"), "signal:6")[
         "signature"] for t in texts}
     assert len(sigs) == 1
+
+
+def test_cannot_select_is_named_by_type_and_opcode_not_operands():
+    gfx942 = ("LLVM ERROR: Cannot select: t353: f64,ch = AMDGPUISD::BUFFER_ATOMIC_SWAP<(volatile dereferenceable "
+              "load store (s64) on %ir.7, align 1, addrspace 8)> # D:1 t352, t44, t41, Constant:i32<0>, t39")
+    gfx1201 = ("LLVM ERROR: Cannot select: t2111: f64,ch = AMDGPUISD::BUFFER_ATOMIC_SWAP<(volatile dereferenceable "
+               "load store (s64) on %ir.791, align 1, addrspace 8)> # D:1 t2110:1, t9, Register:i32 $sgpr_null")
+    a, b = summarise(gfx942, "signal:6"), summarise(gfx1201, "signal:6")
+    assert a["signature"] == b["signature"]
+    assert a["normalised"].startswith("LLVM ERROR: Cannot select: tN: f64,ch = AMDGPUISD::BUFFER_ATOMIC_SWAP")
+    other = summarise(gfx942.replace("f64", "f32"), "signal:6")
+    assert other["signature"] != a["signature"]
