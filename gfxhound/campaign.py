@@ -18,6 +18,7 @@ from gfxhound.fuzz.render import render
 from gfxhound.fuzz.repro import render_repro
 from gfxhound.oracle.judge import judge_compile
 from gfxhound.oracle.pool import CompilePool
+from gfxhound.signature import environment_reason
 
 
 PROBE_TIMEOUT_S = 300
@@ -113,8 +114,12 @@ class Campaign:
             verdicts = {}
             for name, (task, future) in submitted.items():
                 outcome = pool.outcome(task, future)
-                verdicts[name] = judge_compile(outcome, "probe", arch, self.toolchain, {}).verdict
+                execution = judge_compile(outcome, "probe", arch, self.toolchain, {})
+                verdicts[name] = execution.verdict
                 pool.discard(task)
+                if execution.verdict == "unresolved":  # the machine cannot compile at all: say so, stop
+                    raise CampaignError(f"cannot compile for {arch} with {self.toolchain}: "
+                                        f"{execution.reason or execution.message.strip().splitlines()[-1]}")
             self.caps[arch] = finish(base, verdicts)
             if all(v in ("pass", "user_error", "ice") for v in verdicts.values()):  # a slow machine is no fact
                 self._store_caps(self.caps[arch])
@@ -225,6 +230,9 @@ class Campaign:
             stats.user_errors[f"{execution.reason}: {execution.message.splitlines()[0][:160]}"] += 1
         elif execution.verdict == "unresolved":
             stats.unresolved[execution.reason[:200]] += 1
+            if environment_reason(outcome.get("text", "")):  # it will not go away by itself: stop and say so
+                pool.discard(task)
+                raise CampaignError(f"cannot compile for {arch} with {self.toolchain}: {execution.reason}")
         elif execution.is_bug:
             self.record(execution, spec, rendered, caps, task)
         pool.discard(task)

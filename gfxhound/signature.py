@@ -35,6 +35,13 @@ USER_ERROR_PATTERNS = [
      r"First input \(\w+\) and second input \(\w+\) must have the same dtype", "frontend type rule"),
 ]
 
+# The machine, not the compiler: a failure matching these is `unresolved` (never a compiler bug).
+ENVIRONMENT_PATTERNS = [
+    (r"ROCm linker .* not found|ld\.lld[^\n]* not found|No such file or directory: '[^']*ld\.lld'",
+     "no ld.lld to link AMD code objects (Triton < 3.9): install Debian's lld-22 or set TRITON_HIP_LLD_PATH"),
+    (r"No module named 'numpy'", "numpy is missing"),
+]
+
 _NORMALISERS = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0xADDR"),
     (re.compile(r"(?:/[\w.+\-@]+)+/([\w.+\-]+)"), r"<path>/\1"),  # absolute paths: keep the basename only
@@ -140,6 +147,13 @@ def _message_of(text, match):
     return real[-1] if real else message
 
 
+def environment_reason(text):
+    for pattern, reason in ENVIRONMENT_PATTERNS:
+        if re.search(pattern, text or ""):
+            return reason
+    return ""
+
+
 def user_error_reason(text):
     for pattern, reason in USER_ERROR_PATTERNS:
         if re.search(pattern, text or ""):
@@ -164,7 +178,10 @@ def summarise(text, ended):
         if native and exc_type in ("RuntimeError", "") and native not in message:
             # the compiler's own diagnostic says more than "PassManager::run failed" or "LLD failed ... because"
             message = f"{message} | {native}"
-        verdict = "user_error" if user_error_reason(message) else "ice"
+        if environment_reason(text):
+            verdict = "unresolved"
+        else:
+            verdict = "user_error" if user_error_reason(message) else "ice"
     else:  # died: signal or unexpected exit
         message = native or ended
         if ended.startswith("signal:"):

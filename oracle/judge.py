@@ -5,7 +5,7 @@ import datetime
 
 from gfxhound.records import Execution
 from gfxhound.compat import LLC_ENDED
-from gfxhound.signature import NORMALISER_VERSION, summarise
+from gfxhound.signature import NORMALISER_VERSION, environment_reason, summarise, user_error_reason
 
 
 def now():
@@ -34,8 +34,9 @@ def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, op
     summary = summarise(outcome.get("text", ""), ended)
     reason = ""
     if summary["verdict"] == "user_error":
-        from gfxhound.signature import user_error_reason
         reason = user_error_reason(summary["message"])
+    elif summary["verdict"] == "unresolved":
+        reason = environment_reason(outcome.get("text", ""))
     message = summary["message"]
     if summary["verdict"] == "timeout":  # what the user needs to judge a blow-up; the signature keeps it out
         message = f"compile did not finish in {outcome.get('duration', 0):.0f} s (stage {summary['stage'] or '?'})"

@@ -100,3 +100,23 @@ def test_ctrl_c_keeps_what_was_found(gfxhound_bin, tmp_path):
     summary = json.loads(out)
     assert summary["interrupted"] is True
     assert len(Corpus(root).findings()) >= 1
+
+
+@pytest.mark.slow
+def test_no_linker_for_an_old_release_stops_with_one_line(old_python, tmp_path):
+    """Triton < 3.9 links with an external ld.lld: without one, say what to install instead of 'finding' bugs."""
+    script = ("import sys\nfrom gfxhound.campaign import Campaign, CampaignConfig, CampaignError\n"
+              "if __name__ == '__main__':\n"
+              f"    cfg = CampaignConfig(targets=['gfx942'], corpus={str(tmp_path / 'c')!r}, kernels=4, workers=1,\n"
+              "                         worker_env={'TRITON_HIP_LLD_PATH': '/nonexistent/ld.lld'})\n"
+              "    try:\n        Campaign(cfg).run()\n    except CampaignError as exc:\n"
+              "        print('ERR', exc); sys.exit(2)\n")
+    (tmp_path / "run.py").write_text(script)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_HIP_LLD_PATH"}
+    proc = subprocess.run([old_python, "-P", str(tmp_path / "run.py")], capture_output=True, text=True,
+                          timeout=600, env=env)
+    if "ERR" not in proc.stdout and Path("/usr/bin/ld.lld").exists():
+        pytest.skip("this machine has /usr/bin/ld.lld, which Triton finds by itself")
+    assert proc.returncode == 2, proc.stdout + proc.stderr[-2000:]
+    assert "lld-22" in proc.stdout and "TRITON_HIP_LLD_PATH" in proc.stdout
+    assert not (tmp_path / "c").exists() or not Corpus(tmp_path / "c").findings()

@@ -126,3 +126,10 @@ def test_cannot_select_is_named_by_type_and_opcode_not_operands():
     assert a["normalised"].startswith("LLVM ERROR: Cannot select: tN: f64,ch = AMDGPUISD::BUFFER_ATOMIC_SWAP")
     other = summarise(gfx942.replace("f64", "f32"), "signal:6")
     assert other["signature"] != a["signature"]
+
+
+def test_a_missing_linker_is_the_machine_not_the_compiler():
+    text = ("##gfxhound-stage hsaco\nTraceback (most recent call last):\n"
+            '  File "/x/triton/backends/amd/compiler.py", line 195, in path_to_rocm_lld\n'
+            "Exception: ROCm linker /opt/rocm/llvm/bin/ld.lld not found. Set 'TRITON_HIP_LLD_PATH' to its path.\n")
+    assert summarise(text, "exception")["verdict"] == "unresolved"
