@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from gfxhound.spec import KernelSpec, Launch
 
-CAPS_VERSION = 1
+CAPS_VERSION = 2  # bump when probing or introspection changes: cached capabilities are keyed by it
 ATOMIC_SEMS = ["relaxed", "acquire", "release", "acq_rel"]
 ATOMIC_SCOPES = ["gpu", "cta", "sys"]
 KNOB_CANDIDATES = {

@@ -130,7 +130,7 @@ class Campaign:
         from gfxhound.fuzz.ops import REGISTRY_VERSION
         from gfxhound.signature import USER_ERROR_PATTERNS
         table = hashlib.sha256(repr(USER_ERROR_PATTERNS).encode()).hexdigest()[:8]
-        name = f"caps-{caps.triton_version}-{caps.arch}-r{REGISTRY_VERSION}-u{table}.json"
+        name = f"caps-{caps.triton_version}-{caps.arch}-r{REGISTRY_VERSION}-c{caps.version}-u{table}.json"
         return Path(self.config.caps_cache) / name
 
     def _cached_caps(self, base):
