@@ -34,6 +34,14 @@ def hip_backend_class():
     return HIPBackend
 
 
+def backend_class(name="hip"):
+    """The compiler backend whose specialisation hooks and stages we use: 'hip' (AMD) or 'cuda'."""
+    if name == "cuda":
+        from triton.backends.nvidia.compiler import CUDABackend
+        return CUDABackend
+    return hip_backend_class()
+
+
 class StubTensor:
     """Stands for a device tensor during specialisation: 256-byte aligned, ``nbytes`` long."""
 
@@ -59,13 +67,13 @@ def _spec_string(backend, value, kind):
     return "D" if (kind == "int" and value % 16 == 0) or kind == "ptr" else ""
 
 
-def specialise(args):
+def specialise(args, backend_name="hip"):
     """Runtime-equivalent (signature, constexprs, attrs) keyed by argument name.
 
     ``args`` is a list of dicts: {name, kind: ptr|int|float|constexpr, type, value}. For ``ptr`` the value is the
     buffer's size in bytes.
     """
-    backend = hip_backend_class()
+    backend = backend_class(backend_name)
     signature, constexprs, attrs = {}, {}, {}
     for arg in args:
         name, kind, value = arg["name"], arg["kind"], arg.get("value")
@@ -134,14 +142,19 @@ def _marked(name, fn, holder):
 
 def compile_for_amd(fn, args, arch, options, env_knobs=None):
     """Compile ``fn`` for ``arch`` with runtime-equivalent specialisation; returns the CompiledKernel."""
-    import triton
     from triton.backends.compiler import GPUTarget
+    return compile_for_target(fn, args, GPUTarget("hip", arch, warp_size(arch)), options, env_knobs)
+
+
+def compile_for_target(fn, args, target, options, env_knobs=None):
+    """Compile ``fn`` for a ``GPUTarget`` with runtime-equivalent specialisation (no GPU needed)."""
+    import triton
     saved = {k: os.environ.get(k) for k in (env_knobs or {})}
     os.environ.update({k: str(v) for k, v in (env_knobs or {}).items()})
     try:
-        signature, constexprs, attrs = specialise(args)
+        signature, constexprs, attrs = specialise(args, target.backend)
         src = make_source(fn, signature, constexprs, attrs)
-        return triton.compile(src, target=GPUTarget("hip", arch, warp_size(arch)), options=dict(options))
+        return triton.compile(src, target=target, options=dict(options))
     finally:
         for k, v in saved.items():
             if v is None:
