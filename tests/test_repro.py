@@ -112,3 +112,20 @@ def test_checked_in_findings_replay_under_their_release_and_not_under_ours(findi
                                  str(ROOT / "corpus"), "--python", old_python], capture_output=True, text=True,
                                 env=ENV, timeout=600)
         assert replay.returncode == 1 and replay.stdout.strip().endswith("present"), replay.stdout + replay.stderr
+
+
+def current_release_findings():
+    import triton
+    return [f for f in checked_in_findings() if f"triton-{triton.__version__}" in f.toolchains]
+
+
+@pytest.mark.parametrize("finding", current_release_findings(), ids=lambda f: f.signature)
+def test_checked_in_findings_of_the_installed_release_are_still_present(finding):
+    """Live bugs of the release `make setup` installs: their repros say `present` until upstream fixes them."""
+    import triton
+    example = next(e for e in Corpus(ROOT / "corpus").example_dirs(finding.signature)
+                   if json.loads((e / "run.json").read_text())["toolchain"] == f"triton-{triton.__version__}")
+    proc = run(example / "repro.py")
+    if proc.returncode == 0:  # good news, not a failure of ours: the toolchain here no longer has the bug
+        pytest.skip(f"no longer present with this toolchain: {proc.stdout.strip()}")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
