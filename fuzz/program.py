@@ -86,6 +86,15 @@ class Features:
     details: set = field(default_factory=set)  # finer coverage: dot dtype/precision, scan kind, atomic kind
     dropped: int = 0
 
+    def to_json(self):
+        return {"ops": dict(self.ops), "dtypes": sorted(self.dtypes), "control": sorted(self.control),
+                "details": sorted(self.details), "dropped": self.dropped}
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(Counter(data["ops"]), set(data["dtypes"]), set(data["control"]), set(data["details"]),
+                   data["dropped"])
+
 
 def detail_features(op, types, attrs):
     if op.family == "dot":

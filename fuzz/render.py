@@ -91,6 +91,11 @@ def kernel_args(spec):
     return args
 
 
+def launch_options(spec):
+    """The compile options a launch of this spec passes (AMD knobs included)."""
+    return {"num_warps": spec.launch.num_warps, "num_stages": spec.launch.num_stages, **spec.launch.options}
+
+
 def render(spec, caps, kernel_name="kernel") -> Rendered:
     walker = walk(spec, caps)
     args = kernel_args(spec)
@@ -104,6 +109,6 @@ def render(spec, caps, kernel_name="kernel") -> Rendered:
                  "offs_2 = tl.arange(0, 2)"]
     body = ["    " + line for line in prologue] + walker.lines
     source = HEADER + "@triton.jit\n" + f"def {kernel_name}({params}):\n" + "\n".join(body) + "\n"
-    options = {"num_warps": spec.launch.num_warps, "num_stages": spec.launch.num_stages, **spec.launch.options}
-    return Rendered(source, kernel_name, args, options, dict(spec.launch.env), grid_of(spec), walker.features,
+    return Rendered(source, kernel_name, args, launch_options(spec), dict(spec.launch.env), grid_of(spec),
+                    walker.features,
                     len(walker.lines))

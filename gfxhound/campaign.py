@@ -8,13 +8,15 @@ import hashlib
 import json
 import time
 from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gfxhound.corpus_store import Corpus
 from gfxhound.fuzz.capabilities import Capabilities, finish, introspect, probe_specs
 from gfxhound.fuzz.generate import spec_stream
-from gfxhound.fuzz.render import render
+from gfxhound.fuzz.program import Features
+from gfxhound.fuzz.render import launch_options, render
 from gfxhound.fuzz.repro import render_repro
 from gfxhound.oracle.judge import judge_compile
 from gfxhound.oracle.pool import CompilePool
@@ -68,11 +70,11 @@ def _introspect_task(arch):
     return introspect(arch).to_json()
 
 
-def features_of(spec, rendered, arch):
-    feats = {f"op:{name}" for name in rendered.features.ops}
-    feats |= {f"dtype:{d}" for d in rendered.features.dtypes}
-    feats |= {f"control:{c}" for c in rendered.features.control}
-    feats |= {f"detail:{d}" for d in rendered.features.details}
+def features_of(spec, features, arch):
+    feats = {f"op:{name}" for name in features.ops}
+    feats |= {f"dtype:{d}" for d in features.dtypes}
+    feats |= {f"control:{c}" for c in features.control}
+    feats |= {f"detail:{d}" for d in features.details}
     feats |= {f"knob:num_warps={spec.launch.num_warps}", f"knob:num_stages={spec.launch.num_stages}",
               f"target:{arch}", f"grid:{spec.grid}"}
     feats |= {f"knob:{k}={v}" for k, v in spec.launch.options.items()}
@@ -180,6 +182,7 @@ class Campaign:
         streams = [(arch, iter(self.fixed_specs) if self.fixed_specs is not None else
                     spec_stream(self.caps[arch], cfg.seed * 1000 + i, cfg.max_ops))
                    for i, arch in enumerate(cfg.targets)]
+        caps_json = {arch: caps.to_json() for arch, caps in self.caps.items()}  # serialised once, sent per task
         in_flight, turn, submitted = [], 0, 0
         while True:
             while len(in_flight) < cfg.workers * 2 and self.budget_left() and (
@@ -189,17 +192,14 @@ class Campaign:
                 spec = next(stream, None)
                 if spec is None:
                     break
-                task, future = pool.submit(spec.to_json(), self.caps[arch].to_json(), arch,
+                task, future = pool.submit(spec.to_json(), caps_json[arch], arch,
                                            **({"fn": self.task_fn} if self.task_fn else {}))
                 in_flight.append((spec, arch, task, future))
                 submitted += 1
             if not in_flight:
                 return
-            done = [item for item in in_flight if item[3].done()]
-            if not done:
-                time.sleep(0.01)
-                continue
-            for item in done:
+            wait([item[3] for item in in_flight], timeout=1.0, return_when=FIRST_COMPLETED)
+            for item in [item for item in in_flight if item[3].done()]:
                 in_flight.remove(item)
                 self.finish_one(pool, *item)
             self.on_progress(self.stats)
@@ -207,14 +207,16 @@ class Campaign:
     def finish_one(self, pool, spec, arch, task, future):
         outcome = pool.outcome(task, future)
         caps = self.caps[arch]
-        rendered = render(spec, caps)
-        execution = judge_compile(outcome, spec.spec_hash(), arch, self.toolchain, rendered.options)
+        execution = judge_compile(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec))
         stats = self.stats
         stats.kernels += 1
         stats.verdicts[execution.verdict] += 1
         stats.verdict_of[execution.spec_hash] = execution.verdict
         stats.compile_seconds += execution.duration_s
-        stats.coverage.update(features_of(spec, rendered, arch))
+        # the worker reports what the kernel exercised; render here only when the worker died before it could
+        features = (Features.from_json(outcome["features"]) if "features" in outcome
+                    else render(spec, caps).features)
+        stats.coverage.update(features_of(spec, features, arch))
         res = execution.resources
         if res:
             stats.resources["kernels"] += 1
@@ -234,7 +236,7 @@ class Campaign:
                 pool.discard(task)
                 raise CampaignError(f"cannot compile for {arch} with {self.toolchain}: {execution.reason}")
         elif execution.is_bug:
-            self.record(execution, spec, rendered, caps, task)
+            self.record(execution, spec, render(spec, caps), caps, task)
         pool.discard(task)
 
     def record(self, execution, spec, rendered, caps, task):

@@ -90,6 +90,12 @@ def _run_compile(task: dict) -> dict:
         compat.install_stage_markers(_ir_saver(ir_dir))
     except Exception:  # noqa: BLE001 - a harness failure must never look like a compiler bug
         return {"status": "harness", "text": traceback.format_exc()}
+    result = _run_compiler(task, kernel, rendered, ir_dir)
+    result["features"] = rendered.features.to_json()  # coverage, so the campaign need not render again
+    return result
+
+
+def _run_compiler(task, kernel, rendered, ir_dir):
     start = time.perf_counter()
     with _Fd2Redirect(task["stderr_path"]):
         try:

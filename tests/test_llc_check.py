@@ -45,3 +45,14 @@ def test_a_module_this_llc_finds_broken_is_version_skew(tmp_path):
                       "  store <4 x float> %r, ptr addrspace(1) %o\n  ret void\n}\n")
     status, text = llc_verify(LLC, "gfx1250", skewed)
     assert status == "unparsable", text
+
+
+def test_the_judge_turns_an_llc_crash_into_an_ice_in_llc_verify():
+    from gfxhound.oracle.judge import judge_compile
+    status, text = llc_verify(LLC, "gfx1100", MFMA)
+    execution = judge_compile({"status": "llc_" + status, "text": text, "duration": 0.5,
+                               "resources": {"vgpr_count": 8}, "checks": {"llc": status}},
+                              "abc", "gfx1100", "triton-test", {})
+    assert execution.verdict == "ice" and execution.stage == "llc-verify"
+    assert execution.message.startswith("LLVM ERROR: Cannot select")
+    assert execution.checks == {"llc": "failed"} and execution.resources == {"vgpr_count": 8}
