@@ -2,6 +2,8 @@
 PY      ?= python3
 VENV    ?= .venv
 TRITON  ?= 3.9.0
+# the CPU build of torch (the interpret backend and the oracle); never let pip pick an unpinned torch here
+TORCH   ?= 2.13.0
 # an older release the slow tests need (real internal compiler errors live there); its own venv, cached
 OLD_TRITON ?= 3.4.0
 OLD_VENV   ?= .venv-triton-$(OLD_TRITON)
@@ -20,7 +22,7 @@ $(LLD) $(LLC):
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check "triton==$(TRITON)" -e '.[test]'
+	$(VENV)/bin/pip install -q --disable-pip-version-check "triton==$(TRITON)" "torch==$(TORCH)" numpy -e '.[test]'
 	touch $@
 setup: tools $(VENV)/.installed
 

@@ -49,6 +49,10 @@ class Capabilities:
     def has(self, key: str) -> bool:
         return key in self._feature_set()
 
+    def allows_dtype(self, dtype: str) -> bool:
+        """False for a dtype an execution backend cannot run faithfully (oracle/limitations.py steers it out)."""
+        return f"exclude:dtype:{dtype}" not in self._feature_set()
+
     def _feature_set(self):
         cached = getattr(self, "_fs", None)
         if cached is None or len(cached) != len(self.features):

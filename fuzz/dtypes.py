@@ -43,3 +43,8 @@ def is_int(name: str) -> bool:
 
 def nbytes(name: str) -> int:
     return max(1, DTYPES[name].bits // 8)
+
+
+def usable(names, caps) -> list:
+    """The dtypes of `names` this campaign may generate (an execution backend can exclude some)."""
+    return [n for n in names if caps.allows_dtype(n)]

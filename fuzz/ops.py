@@ -3,7 +3,12 @@
 Each entry holds its typing rule (which operand types each slot accepts, what it produces), its attribute choices
 and validity constraints, its Triton emission with the undefined-behaviour guard built in, and the capability it
 needs. The generator (fuzz/strategies.py), the renderer (fuzz/render.py), capability probing and coverage all read
-this table; none keeps a private list. The torch reference of each op joins the table with the execution oracle.
+this table; none keeps a private list.
+
+`ref(k, xs, types, attrs, node)` is the op's reference semantics for the execution oracle: `k` is the oracle's
+evaluation kit (oracle/evaluate.py: torch arithmetic on tracked values plus the simulated memory of one program),
+`xs` the operands' values, `node` what the program walker resolved (masking, loop offsets). The registry stays free
+of torch imports; the kit supplies the numerics.
 """
 from __future__ import annotations
 
@@ -53,6 +58,7 @@ class OpDef:
     needs: str = ""  # capability key (see fuzz/capabilities.py); "" = always present
     weight: float = 1.0
     ub_guard: str = ""  # what the emission does to exclude undefined behaviour
+    ref: Callable = None  # (kit, operand values, types, attrs, node) -> result value(s); see the module docstring
 
 
 REGISTRY: dict[str, OpDef] = {}
@@ -82,7 +88,8 @@ def _binary(name, fmt, dtypes, guard="", weight=1.0, pinned=False):
     def emit(n, types, attrs, ctx):
         expr = fmt.format(a=n[0], b=n[1], mask=D.DTYPES[types[1].dtype].bits - 1)
         return pin(expr, types[0].dtype) if pinned else expr
-    register(OpDef(name, "elementwise", 2, first_dtypes(dtypes), keep_type, emit, ub_guard=guard, weight=weight))
+    register(OpDef(name, "elementwise", 2, first_dtypes(dtypes), keep_type, emit, ub_guard=guard, weight=weight,
+                   ref=lambda k, x, t, a, n: k.binary(name, x[0], x[1])))
 
 
 for _name, _fmt in [("add", "{a} + {b}"), ("sub", "{a} - {b}"), ("mul", "{a} * {b}"),
@@ -100,7 +107,8 @@ _binary("shr", "{a} >> ({b} & {mask})", D.INTS, guard="shift masked below the bi
 register(OpDef(
     "fma", "elementwise", 3,
     lambda s, v, c: is_t(v, D.FLOATS) and (s == 0 or (v.dtype == c[0].dtype and v.axes == c[0].axes)),
-    keep_type, lambda n, t, a, c: f"tl.fma({n[0]}, {n[1]}, {n[2]})", needs="op:fma"))
+    keep_type, lambda n, t, a, c: f"tl.fma({n[0]}, {n[1]}, {n[2]})", needs="op:fma",
+    ref=lambda k, x, t, a, n: k.fma(x[0], x[1], x[2])))
 
 _UNARY_FLOAT = {
     "exp": "tl.exp({x})", "exp2": "tl.exp2({x})", "log": "tl.log({x})", "log2": "tl.log2({x})",
@@ -111,14 +119,14 @@ for _name, _fmt in _UNARY_FLOAT.items():
     register(OpDef(_name, "math", 1, lambda s, v, c: is_t(v, D.FLOATS), keep_type,
                    (lambda f: lambda n, t, a, c: f.format(x=n[0]))(_fmt), needs=f"op:{_name}",
                    valid=(lambda name: lambda t, a, c: t[0].dtype == "fp32" or c.caps.has(f"math:{name}:{t[0].dtype}"))(
-                       _name)))
+                       _name), ref=(lambda name: lambda k, x, t, a, n: k.unary(name, x[0]))(_name)))
 MATH_OPS = tuple(_UNARY_FLOAT)
 register(OpDef("abs", "math", 1, lambda s, v, c: is_t(v, D.NUMERIC), keep_type,
-               lambda n, t, a, c: f"tl.abs({n[0]})"))
+               lambda n, t, a, c: f"tl.abs({n[0]})", ref=lambda k, x, t, a, n: k.unary("abs", x[0])))
 register(OpDef("neg", "elementwise", 1, lambda s, v, c: is_t(v, D.NUMERIC), keep_type,
-               lambda n, t, a, c: f"-{n[0]}"))
+               lambda n, t, a, c: f"-{n[0]}", ref=lambda k, x, t, a, n: k.unary("neg", x[0])))
 register(OpDef("not", "elementwise", 1, lambda s, v, c: is_t(v, D.INTS + ("i1",)), keep_type,
-               lambda n, t, a, c: f"~{n[0]}"))
+               lambda n, t, a, c: f"~{n[0]}", ref=lambda k, x, t, a, n: k.unary("not", x[0])))
 
 # ---- comparisons and selection ----------------------------------------------------------------------------------
 _PREDICATES = ["<", "<=", ">", ">=", "==", "!="]
@@ -130,12 +138,13 @@ def _bool_result(types, attrs, ctx):
 
 register(OpDef("cmp", "compare", 2, first_dtypes(D.NUMERIC), _bool_result,
                lambda n, t, a, c: f"{n[0]} {a['pred']} {n[1]}",
-               draw_attrs=lambda draw, types, caps: {"pred": draw(st.sampled_from(_PREDICATES))}))
+               draw_attrs=lambda draw, types, caps: {"pred": draw(st.sampled_from(_PREDICATES))},
+               ref=lambda k, x, t, a, n: k.compare(a["pred"], x[0], x[1])))
 register(OpDef("cmpc", "compare", 1, lambda s, v, c: is_t(v, D.NUMERIC), _bool_result,
                lambda n, t, a, c: f"{n[0]} {a['pred']} {a['value']}",
                draw_attrs=lambda draw, types, caps: {"pred": draw(st.sampled_from(_PREDICATES)),
                                                      "value": draw(st.sampled_from([0, 1, 2, 3]))},
-               weight=1.5))
+               weight=1.5, ref=lambda k, x, t, a, n: k.compare_const(a["pred"], x[0], a["value"])))
 
 
 def _where_accepts(slot, v, chosen):
@@ -157,7 +166,8 @@ def _where_valid(types, attrs, ctx):
 
 
 register(OpDef("where", "select", 3, _where_accepts, _where_result,
-               lambda n, t, a, c: f"tl.where({n[0]}, {n[1]}, {n[2]})", valid=_where_valid, weight=1.5))
+               lambda n, t, a, c: f"tl.where({n[0]}, {n[1]}, {n[2]})", valid=_where_valid, weight=1.5,
+               ref=lambda k, x, t, a, n: k.where(x[0], x[1], x[2])))
 
 
 # ---- casts ------------------------------------------------------------------------------------------------------
@@ -177,7 +187,7 @@ def _cast_emit(n, types, attrs, ctx):
 
 def _cast_attrs(draw, types, caps):
     src = types[0].dtype
-    dst = draw(st.sampled_from([d for d in D.COMMON_DTYPES * 3 + D.MEMORY_DTYPES + ("i1",) if d != src]))
+    dst = draw(st.sampled_from([d for d in D.usable(D.COMMON_DTYPES * 3 + D.MEMORY_DTYPES + ("i1",), caps) if d != src]))
     attrs = {"dtype": dst}
     if src == "fp32" and dst in ("fp16", "bf16") and caps.has("cast:rounding") and draw(st.booleans()):
         attrs["rounding"] = draw(st.sampled_from(["rtne", "rtz"]))
@@ -188,12 +198,14 @@ register(OpDef("cast", "cast", 1, lambda s, v, c: is_t(v), lambda t, a, c: [VTyp
                _cast_emit, draw_attrs=_cast_attrs,
                valid=lambda t, a, c: a["dtype"] != t[0].dtype and (not a.get("rounding") or (
                    t[0].dtype == "fp32" and a["dtype"] in ("fp16", "bf16"))),
-               ub_guard="float->int: NaN to 0, clamped to the target range", weight=1.5))
+               ub_guard="float->int: NaN to 0, clamped to the target range", weight=1.5,
+               ref=lambda k, x, t, a, n: k.cast(x[0], a["dtype"], a.get("rounding"))))
 
 _BITCAST_PAIRS = {"fp32": "i32", "i32": "fp32", "fp16": "bf16", "bf16": "fp16", "fp64": "i64", "i64": "fp64"}
 register(OpDef("bitcast", "cast", 1, lambda s, v, c: is_t(v, tuple(_BITCAST_PAIRS)),
                lambda t, a, c: [VType("t", _BITCAST_PAIRS[t[0].dtype], t[0].axes)],
-               lambda n, t, a, c: f"{n[0]}.to({D.tl(_BITCAST_PAIRS[t[0].dtype])}, bitcast=True)", weight=0.5))
+               lambda n, t, a, c: f"{n[0]}.to({D.tl(_BITCAST_PAIRS[t[0].dtype])}, bitcast=True)", weight=0.5,
+               ref=lambda k, x, t, a, n: k.bitcast(x[0], _BITCAST_PAIRS[t[0].dtype])))
 
 
 # ---- constants and indices --------------------------------------------------------------------------------------
@@ -201,7 +213,7 @@ _SHAPES = ["", "M", "N", "K", "MN", "NM", "MK", "KM", "KN", "NK"]
 
 
 def _full_attrs(draw, types, caps):
-    dtype = draw(st.sampled_from(D.COMMON_DTYPES * 3 + D.MEMORY_DTYPES))
+    dtype = draw(st.sampled_from(D.usable(D.COMMON_DTYPES * 3 + D.MEMORY_DTYPES, caps)))
     value = draw(st.sampled_from([0, 1, 2, -1, 3]))
     return {"dtype": dtype, "axes": draw(st.sampled_from(_SHAPES)), "value": value}
 
@@ -216,10 +228,12 @@ def _full_emit(n, t, attrs, ctx):
 
 
 register(OpDef("full", "constant", 0, lambda s, v, c: False,
-               lambda t, a, c: [VType("t", a["dtype"], a["axes"])], _full_emit, draw_attrs=_full_attrs, weight=0.7))
+               lambda t, a, c: [VType("t", a["dtype"], a["axes"])], _full_emit, draw_attrs=_full_attrs, weight=0.7,
+               ref=lambda k, x, t, a, n: k.full(a["value"], a["dtype"], k.shape(a["axes"]))))
 register(OpDef("arange", "constant", 0, lambda s, v, c: False, lambda t, a, c: [VType("t", "i32", a["axis"])],
                lambda n, t, a, c: f"tl.arange(0, {c.block(a['axis'])})",
-               draw_attrs=lambda draw, types, caps: {"axis": draw(st.sampled_from("MNK"))}, weight=0.5))
+               draw_attrs=lambda draw, types, caps: {"axis": draw(st.sampled_from("MNK"))}, weight=0.5,
+               ref=lambda k, x, t, a, n: k.arange(k.shape(a["axis"])[0])))
 
 
 # ---- reductions and scans ---------------------------------------------------------------------------------------
@@ -247,7 +261,9 @@ def _reduce(name, fn, dtypes, result_dtype):
         return pin(f"{fn}({n[0]}, axis={attrs['axis']})", out)
 
     register(OpDef(name, "reduce", 1, lambda s, v, c: is_t(v, dtypes) and len(v.axes) >= 1, result, emit,
-                   draw_attrs=_axis_attrs, valid=lambda t, a, c: a["axis"] < len(t[0].axes)))
+                   draw_attrs=_axis_attrs, valid=lambda t, a, c: a["axis"] < len(t[0].axes),
+                   ref=lambda k, x, t, a, n: k.reduce(name, x[0], a["axis"], result_dtype(t[0].dtype),
+                                                      promote=name == "sum" and bool(a.get("promote")))))
 
 
 _reduce("sum", "tl.sum", D.NUMERIC, _acc_dtype)
@@ -281,7 +297,9 @@ def _scan_emit_full(n, types, attrs, ctx):
 
 register(OpDef("scan", "scan", 1, lambda s, v, c: is_t(v, D.NUMERIC) and len(v.axes) >= 1,
                lambda t, a, c: [VType("t", _acc_dtype(t[0].dtype), t[0].axes)], _scan_emit_full,
-               draw_attrs=_scan_attrs, valid=lambda t, a, c: a["axis"] < len(t[0].axes), weight=1.5))
+               draw_attrs=_scan_attrs, valid=lambda t, a, c: a["axis"] < len(t[0].axes), weight=1.5,
+               ref=lambda k, x, t, a, n: k.scan(x[0], a["axis"], a.get("op", "cumsum"), _acc_dtype(t[0].dtype),
+                                                promote=bool(a.get("promote")), reverse=bool(a.get("reverse")))))
 
 
 # ---- matrix products --------------------------------------------------------------------------------------------
@@ -353,21 +371,26 @@ def _dot_valid(types, attrs, ctx):
 
 
 _dot_result = lambda t, a, c: [VType("t", _dot_out(t, a), t[0].axes[0] + t[1].axes[1])]  # noqa: E731
+_dot_ref = lambda k, x, t, a, n: k.dot(x[0], x[1], x[2] if len(x) > 2 else None, _dot_out(t, a),  # noqa: E731
+                                       a.get("input_precision"))
 register(OpDef("dot", "dot", 2, _dot_accepts, _dot_result, _dot_emit, draw_attrs=_dot_attrs, valid=_dot_valid,
-               weight=2.0))
+               weight=2.0, ref=_dot_ref))
 register(OpDef("dot_acc", "dot", 3, _dot_acc_accepts, _dot_result, _dot_emit, draw_attrs=_dot_attrs,
-               valid=_dot_valid, weight=2.0))
+               valid=_dot_valid, weight=2.0, ref=_dot_ref))
 
 
 # ---- shape manipulation -----------------------------------------------------------------------------------------
 register(OpDef("trans", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) == 2 and "2" not in v.axes,
-               lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[::-1])], lambda n, t, a, c: f"tl.trans({n[0]})"))
+               lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[::-1])], lambda n, t, a, c: f"tl.trans({n[0]})",
+               ref=lambda k, x, t, a, n: k.permute(x[0], (1, 0))))
 register(OpDef("permute", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) == 3,
                lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[1] + t[0].axes[0] + t[0].axes[2])],
-               lambda n, t, a, c: f"tl.permute({n[0]}, (1, 0, 2))", needs="op:permute", weight=3.0))
+               lambda n, t, a, c: f"tl.permute({n[0]}, (1, 0, 2))", needs="op:permute", weight=3.0,
+               ref=lambda k, x, t, a, n: k.permute(x[0], (1, 0, 2))))
 register(OpDef("reshape", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) == 2 and "2" not in v.axes,
              lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[::-1])],
-             lambda n, t, a, c: f"tl.reshape({n[0]}, [{c.block(t[0].axes[1])}, {c.block(t[0].axes[0])}])"))
+             lambda n, t, a, c: f"tl.reshape({n[0]}, [{c.block(t[0].axes[1])}, {c.block(t[0].axes[0])}])",
+             ref=lambda k, x, t, a, n: k.reshape(x[0], k.shape(t[0].axes[::-1]))))
 
 
 def _expand_attrs(draw, types, caps):
@@ -392,15 +415,16 @@ def _expand_emit(n, types, attrs, ctx):
 
 register(OpDef("expand", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) <= 1, _expand_result, _expand_emit,
                draw_attrs=_expand_attrs,
-               valid=lambda t, a, c: a["axis"] not in t[0].axes and a["position"] <= len(t[0].axes), weight=1.5))
+               valid=lambda t, a, c: a["axis"] not in t[0].axes and a["position"] <= len(t[0].axes), weight=1.5,
+               ref=lambda k, x, t, a, n: k.expand(x[0], a["position"], k.shape(n["out_types"][0].axes))))
 register(OpDef("join", "shape", 2,
                lambda s, v, c: is_t(v) and 1 <= len(v.axes) <= 2 and "2" not in v.axes and (
                    s == 0 or (v.dtype == c[0].dtype and v.axes == c[0].axes)),
                lambda t, a, c: [VType("t", t[0].dtype, t[0].axes + "2")], lambda n, t, a, c: f"tl.join({n[0]}, {n[1]})",
-               needs="op:join"))
+               needs="op:join", ref=lambda k, x, t, a, n: k.join(x[0], x[1])))
 register(OpDef("split", "shape", 1, lambda s, v, c: is_t(v) and v.axes.endswith("2"),
                lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[:-1])] * 2, lambda n, t, a, c: f"tl.split({n[0]})",
-               needs="op:split", weight=3.0))
+               needs="op:split", weight=3.0, ref=lambda k, x, t, a, n: k.split(x[0])))
 
 
 # ---- pointer selection ------------------------------------------------------------------------------------------
@@ -420,13 +444,13 @@ def _ptr_where_emit(n, types, attrs, ctx):
 
 register(OpDef("ptr_select", "pointer", 3, _ptr_where_accepts, lambda t, a, c: [t[1]], _ptr_where_emit,
                draw_attrs=lambda draw, types, caps: {"form": draw(st.sampled_from(["where", "ternary"]))},
-               weight=0.8))
+               weight=0.8, ref=lambda k, x, t, a, n: k.select_pointer(x[0], x[1], x[2])))
 
 
 # ---- debugging ops ----------------------------------------------------------------------------------------------
 register(OpDef("device_assert", "debug", 1, lambda s, v, c: is_t(v, ("i1",)), lambda t, a, c: [],
                lambda n, t, a, c: f'tl.device_assert({n[0]} | True, "gfxhound")', needs="op:device_assert",
-               weight=0.4, ub_guard="the asserted condition is always true"))
+               weight=0.4, ub_guard="the asserted condition is always true", ref=lambda k, x, t, a, n: None))
 
 
 # ---- memory -----------------------------------------------------------------------------------------------------
@@ -471,7 +495,8 @@ def _load_emit(n, types, attrs, ctx):
 
 register(OpDef("load", "memory", 1, lambda s, v, c: v.kind == "ptr",
                lambda t, a, c: [VType("t", t[0].dtype, t[0].axes)], _load_emit, draw_attrs=_load_attrs,
-               ub_guard="unmasked only where every address is in bounds", weight=2.5))
+               ub_guard="unmasked only where every address is in bounds", weight=2.5,
+               ref=lambda k, x, t, a, n: k.load(x[0], t[0], a, n)))
 
 
 def _store_accepts(slot, v, chosen):
@@ -493,7 +518,7 @@ register(OpDef("store", "memory", 2, _store_accepts, lambda t, a, c: [], _store_
                draw_attrs=lambda draw, types, caps: ({"cache": c} if (c := draw(st.sampled_from(STORE_CACHE)))
                                                      else {}),
                valid=lambda t, a, c: set(c.grid) <= set(t[0].axes), ub_guard="outputs span the grid: no races",
-               weight=0.0))
+               weight=0.0, ref=lambda k, x, t, a, n: k.store(x[1], x[0], t[0].axes, n)))
 
 ATOMIC_KINDS = ("add", "max", "min", "xchg")
 
@@ -526,7 +551,8 @@ def _atomic_valid(types, attrs, ctx):
 
 register(OpDef("atomic", "atomic", 2, _atomic_accepts, lambda t, a, c: [], _atomic_emit, draw_attrs=_atomic_attrs,
                valid=_atomic_valid,
-               ub_guard="atomics only: concurrent programs may touch the same element", weight=0.0))
+               ub_guard="atomics only: concurrent programs may touch the same element", weight=0.0,
+               ref=lambda k, x, t, a, n: k.atomic(a["op"], x[1], x[0], t[0].axes, n)))
 
 
 def ops_for(caps) -> list[OpDef]:

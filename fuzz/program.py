@@ -85,15 +85,16 @@ class Features:
     control: set = field(default_factory=set)
     details: set = field(default_factory=set)  # finer coverage: dot dtype/precision, scan kind, atomic kind
     dropped: int = 0
+    steered: int = 0  # statements dropped because the execution backend excludes their dtype
 
     def to_json(self):
         return {"ops": dict(self.ops), "dtypes": sorted(self.dtypes), "control": sorted(self.control),
-                "details": sorted(self.details), "dropped": self.dropped}
+                "details": sorted(self.details), "dropped": self.dropped, "steered": self.steered}
 
     @classmethod
     def from_json(cls, data):
         return cls(Counter(data["ops"]), set(data["dtypes"]), set(data["control"]), set(data["details"]),
-                   data["dropped"])
+                   data["dropped"], data.get("steered", 0))
 
 
 def detail_features(op, types, attrs):
@@ -123,6 +124,7 @@ class Walker:
         self.loops: list[dict] = []  # enclosing loops, innermost last
         self.in_branch = False
         self.koffs = "offs_K"
+        self.nodes: list[dict] = []  # the resolved program the oracle evaluates (see oracle/evaluate.py)
 
     # --- context used by the op registry's emitters --------------------------------------------------------------
     def block(self, axis):
@@ -221,6 +223,9 @@ class Walker:
             expr = op.emit(args, types, attrs, self) if ok else ""
         except (KeyError, IndexError, TypeError, ValueError):
             ok = False
+        if ok and not all(self.caps.allows_dtype(t.dtype) for t in tuple(types) + tuple(results)):
+            self.features.steered += 1  # a dtype the execution backend cannot run faithfully
+            ok = False
         if not ok:
             self.features.dropped += 1
             return
@@ -239,6 +244,11 @@ class Walker:
         from_load = op.name == "load" and bool(self.loops) or any(a.from_load for a in args)
         if op.family == "dot" and self.loops and any(a.from_load for a in args):
             self.features.control.add("kloop_dot")
+        node = {"k": "op", "op": op.name, "args": [a.name for a in args], "types": types, "attrs": attrs,
+                "out": [], "koffs": self.koffs}
+        if op.name == "load" and types[0].axes:
+            node["masked"] = self.load_needs_mask(types[0].axes, attrs)
+        self.nodes.append(node)
         if not results:
             self.emit(depth, expr)
             return
@@ -247,6 +257,7 @@ class Walker:
             # declared type so typing never depends on the release. A no-op where Triton already agrees.
             expr = f"({expr}).to({D.tl(results[0].dtype)})"
         names = [self.fresh() for _ in results]
+        node["out"], node["out_types"] = names, results
         self.emit(depth, f"{', '.join(names)} = {expr}")
         for name, rtype in zip(names, results):
             # a selected pointer keeps the strides of the buffers it chose between (equal by construction)
@@ -284,11 +295,13 @@ class Walker:
         else:
             header = f"for {index} in range(0, {bound}):"
         cvars = []
+        node = {"k": "for", "index": index, "trip": trip, "init": [], "yields": []}
         for value in carried:
             name = self.fresh("c")
             self.emit(depth, f"{name} = {value.name}")
             value.uses += 1
             cvars.append(Value(name, value.type))
+            node["init"].append((name, value.name))
         self.emit(depth, header)
         body = env.child()
         body.define(Value(index, VType("t", "i32", "")))
@@ -298,15 +311,21 @@ class Walker:
         self.koffs = f"offs_K_{index}"
         self.loops.append({"trip": trip})
         self.emit(depth + 1, f"{self.koffs} = {index} * BLOCK_K + tl.arange(0, BLOCK_K)")
-        if trip[0] == "static":  # a static_range index is a constexpr; kernels see it as an i32 scalar
+        if trip[0] == "static" or self.caps.has("exclude:raw-loop-index"):
+            # a static_range index is a constexpr (and an interpreted range index a Python int): make it i32
             self.emit(depth + 1, f"{index} = {index} + tl.full([], 0, tl.int32)")
+        outer_nodes, self.nodes = self.nodes, []
+        node["koffs"] = self.koffs
         self.block_stmts(loop.get("body", []), body, depth + 1)
+        node["body"], self.nodes = self.nodes, outer_nodes
+        self.nodes.append(node)
         yields = loop.get("yield", [])
         for i, c in enumerate(cvars):
             same = body.of_type(c.type)
             ref = yields[i] if i < len(yields) and isinstance(yields[i], int) and yields[i] >= 0 else 0
             chosen = same[-1 - (ref % len(same))]
             chosen.uses += 1
+            node["yields"].append((c.name, chosen.name))
             if chosen.name != c.name:
                 self.emit(depth + 1, f"{c.name} = {chosen.name}")
             if chosen.from_load:
@@ -336,6 +355,7 @@ class Walker:
             return
         cond = conds[-1 - (ref % len(conds))]
         cond.uses += 1
+        self.nodes.append({"k": "return", "cond": cond.name})
         self.emit(depth, f"if {cond.name}:")
         self.emit(depth + 1, "return")
         self.features.control.add("early_return")
@@ -349,14 +369,18 @@ class Walker:
             cond_expr = cond.name
         else:
             cond_expr = "pid_m % 2 == 0"
+        cond_name = cond_expr if cond_expr != "pid_m % 2 == 0" else None
         types = [VType(*t) for t in node.get("types", []) if isinstance(t, list) and len(t) in (3, 4)]
         names = [self.fresh("y") for _ in types]
-        branches = []
+        branches, branch_nodes = [], []
         for key in ("then", "else"):
             branch_env = env.child()
             start = len(self.lines)
             outer, self.in_branch = self.in_branch, True
+            outer_nodes, self.nodes = self.nodes, []
             self.block_stmts(node.get(key, []), branch_env, depth + 1)
+            branch_nodes.append(self.nodes)
+            self.nodes = outer_nodes
             self.in_branch = outer
             branches.append((branch_env, self.lines[start:]))
             del self.lines[start:]
@@ -387,6 +411,9 @@ class Walker:
                 wrote += 1
             if not wrote:
                 self.emit(depth + 1, "pass")
+        self.nodes.append({"k": "if", "cond": cond_name, "then": branch_nodes[0], "else": branch_nodes[1],
+                           "yields": [(name, pick[0].name, pick[1].name)
+                                      for name, pick in zip(names, picks) if pick is not None]})
         self.features.control.add("if")
         if len(node.get("else", [])) == 1 and isinstance(node["else"][0], dict) and "if" in node["else"][0]:
             self.features.control.add("if_elif_chain")

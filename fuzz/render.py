@@ -107,6 +107,10 @@ def render(spec, caps, kernel_name="kernel") -> Rendered:
         prologue += ["offs_N = tl.arange(0, BLOCK_N)"]
     prologue += ["offs_M = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)", "offs_K = tl.arange(0, BLOCK_K)",
                  "offs_2 = tl.arange(0, 2)"]
+    if caps.has("exclude:raw-scalar-args"):  # the interpreter passes scalars as Python numbers: make them tensors
+        for i, arg in enumerate(spec.scalars):
+            zero = "0.0" if D.is_float(arg["dtype"]) else "0"
+            prologue.append(f"sa_{i} = sa_{i} + tl.full([], {zero}, {D.tl(arg['dtype'])})")
     body = ["    " + line for line in prologue] + walker.lines
     source = HEADER + "@triton.jit\n" + f"def {kernel_name}({params}):\n" + "\n".join(body) + "\n"
     return Rendered(source, kernel_name, args, launch_options(spec), dict(spec.launch.env), grid_of(spec),

@@ -318,16 +318,17 @@ def kernel_specs(draw, caps, max_ops=24):
     matmul = draw(st.integers(0, 9)) < 6
     inputs = []
     if matmul:
-        dtype = draw(st.sampled_from([d for d in ("fp16", "fp16", "bf16", "bf16", "fp32", "i8", "fp64")
+        dtype = draw(st.sampled_from([d for d in D.usable(("fp16", "fp16", "bf16", "bf16", "fp32", "i8", "fp64"), caps)
                                       if caps.has("dot:" + d)] or ["fp16"]))
         inputs += [{"dtype": dtype, "axes": "MK", "order": draw(st.sampled_from(["row", "row", "col"]))},
                    {"dtype": dtype, "axes": "KN", "order": draw(st.sampled_from(["row", "row", "col"]))}]
     for _ in range(draw(st.integers(0 if matmul else 1, 3))):
         axes = draw(st.sampled_from(INPUT_AXES))
-        inputs.append({"dtype": draw(st.sampled_from(D.MEMORY_DTYPES)), "axes": axes,
+        inputs.append({"dtype": draw(st.sampled_from(D.usable(D.MEMORY_DTYPES, caps))), "axes": axes,
                        "order": draw(st.sampled_from(["row", "col"])) if len(axes) == 2 else "row"})
     if matmul and draw(st.integers(0, 2)) == 0:  # a bias/mask tile read inside the K-loop (attention-like)
-        inputs.append({"dtype": draw(st.sampled_from(["fp32", "fp16", "bf16", "i8"])), "axes": "MN", "order": "row"})
+        inputs.append({"dtype": draw(st.sampled_from(D.usable(["fp32", "fp16", "bf16", "i8"], caps))), "axes": "MN",
+                       "order": "row"})
     if inputs and draw(st.integers(0, 2)) == 0:  # a twin buffer, so kernels can choose between two pointers
         inputs.append(dict(draw(st.sampled_from(inputs))))
     for arg in inputs:

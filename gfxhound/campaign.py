@@ -18,7 +18,8 @@ from gfxhound.fuzz.generate import spec_stream
 from gfxhound.fuzz.program import Features
 from gfxhound.fuzz.render import launch_options, render
 from gfxhound.fuzz.repro import render_repro
-from gfxhound.oracle.judge import judge_compile
+from gfxhound.oracle.judge import judge_compile, judge_execute
+from gfxhound.oracle.limitations import excluded_features
 from gfxhound.oracle.pool import CompilePool
 from gfxhound.signature import environment_reason
 
@@ -61,6 +62,7 @@ class Stats:
     compile_seconds: float = 0.0
     verdict_of: dict = field(default_factory=dict)  # spec hash -> verdict, for this run
     resources: Counter = field(default_factory=Counter)  # static facts of the kernels that compiled
+    execution: Counter = field(default_factory=Counter)  # interpret/device: compared and undetermined elements
 
     def rate(self):
         return self.kernels / max(1e-9, time.time() - self.started)
@@ -110,13 +112,15 @@ class Campaign:
             if cached is not None:
                 self.caps[arch] = cached
                 continue
-            submitted = {name: pool.submit(spec.to_json(), base.to_json(), arch,
+            if self.config.backend != "compile":
+                base = self._steer(base)
+            submitted = {name: pool.submit(spec.to_json(), base.to_json(), arch, fn=self._probe_fn(),
                                            timeout=max(PROBE_TIMEOUT_S, self.config.timeout))
                          for name, spec in probe_specs(base).items()}
             verdicts = {}
             for name, (task, future) in submitted.items():
                 outcome = pool.outcome(task, future)
-                execution = judge_compile(outcome, "probe", arch, self.toolchain, {})
+                execution = self._probe_verdict(outcome, arch)
                 verdicts[name] = execution.verdict
                 pool.discard(task)
                 if execution.verdict == "unresolved":  # the machine cannot compile at all: say so, stop
@@ -126,13 +130,40 @@ class Campaign:
             if all(v in ("pass", "user_error", "ice") for v in verdicts.values()):  # a slow machine is no fact
                 self._store_caps(self.caps[arch])
 
+    def _probe_fn(self):
+        from gfxhound.oracle.compile_task import run_compile
+        from gfxhound.oracle.run_task import prepare_device, run_interpret
+        return {"compile": run_compile, "interpret": run_interpret, "device": prepare_device}[self.config.backend]
+
+    def _probe_verdict(self, outcome, arch):
+        if self.config.backend == "compile":
+            return judge_compile(outcome, "probe", arch, self.toolchain, {})
+        if self.config.backend == "device":  # the probe compiled through the JIT: judge the compile
+            outcome = dict(outcome, status="ok") if outcome["status"] == "ok" else outcome
+            return judge_compile(outcome, "probe", arch, self.toolchain, {})
+        execution = judge_execute(outcome, "probe", arch, self.toolchain, {}, "interpret")
+        if execution.verdict == "unresolved" and "undefined behaviour" not in execution.reason \
+                and outcome["status"] != "harness":
+            execution.verdict = "user_error"  # the interpreter cannot run it: the feature is absent here
+        return execution
+
+    def _steer(self, caps):
+        """Remove what the execution backend cannot run faithfully (oracle/limitations.py)."""
+        data = caps.to_json()
+        data["features"] = sorted(set(data["features"]) | set(excluded_features(self.config.backend)))
+        if self.config.backend == "interpret":
+            from gfxhound.oracle.limitations import INTERPRETER_PRECISIONS
+            data["input_precisions"] = [p for p in data["input_precisions"] if p in INTERPRETER_PRECISIONS]
+        return Capabilities.from_json(data)
+
     def _caps_path(self, caps):
         if not self.config.caps_cache:
             return None
         from gfxhound.fuzz.ops import REGISTRY_VERSION
         from gfxhound.signature import USER_ERROR_PATTERNS
         table = hashlib.sha256(repr(USER_ERROR_PATTERNS).encode()).hexdigest()[:8]
-        name = f"caps-{caps.triton_version}-{caps.arch}-r{REGISTRY_VERSION}-c{caps.version}-u{table}.json"
+        name = (f"caps-{caps.triton_version}-{caps.arch}-{self.config.backend}-r{REGISTRY_VERSION}-c{caps.version}"
+                f"-u{table}.json")
         return Path(self.config.caps_cache) / name
 
     def _cached_caps(self, base):
@@ -164,7 +195,16 @@ class Campaign:
 
     def run(self) -> Stats:
         cfg = self.config
-        pool = CompilePool(cfg.workers, cfg.timeout, cfg.worker_env, llc=cfg.llc)
+        env = dict(cfg.worker_env)
+        if cfg.backend == "interpret":
+            env["TRITON_INTERPRET"] = "1"  # read when triton is imported: the worker's first import sees it
+        if self.task_fn is None and cfg.backend != "compile":
+            self.task_fn = self._probe_fn()
+        pool = CompilePool(cfg.workers, cfg.timeout, env, llc=cfg.llc,
+                           shared_cache=cfg.backend == "device")
+        if cfg.backend == "device":
+            from gfxhound.oracle.gpu_pool import GpuPool
+            self.gpus = GpuPool(pool.root / "cache" / "shared", env, cfg.timeout)
         cancel = True
         try:
             self.probe(pool)
@@ -174,6 +214,8 @@ class Campaign:
         except KeyboardInterrupt:
             self.stats.interrupted = True
         finally:
+            if getattr(self, "gpus", None) is not None:
+                self.gpus.close()
             pool.close(cancel=cancel)
         return self.stats
 
@@ -204,10 +246,25 @@ class Campaign:
                 self.finish_one(pool, *item)
             self.on_progress(self.stats)
 
+    def judge(self, pool, spec, arch, task, outcome):
+        """The verdict of one kernel; a device run goes to the GPU here, once its compile and reference are done."""
+        backend = self.config.backend
+        if backend == "compile":
+            return judge_compile(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec))
+        if backend == "device" and outcome["status"] == "ok":
+            launched = self.gpus.run(task, outcome.pop("expected"))
+            outcome = dict(launched, features=outcome.get("features"),
+                           duration=outcome.get("duration", 0) + launched.get("duration", 0))
+        ops = []
+        if "features" in outcome and outcome["features"]:
+            for name, count in outcome["features"]["ops"].items():
+                ops += [name] * count
+        return judge_execute(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec), backend, ops)
+
     def finish_one(self, pool, spec, arch, task, future):
         outcome = pool.outcome(task, future)
         caps = self.caps[arch]
-        execution = judge_compile(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec))
+        execution = self.judge(pool, spec, arch, task, outcome)
         stats = self.stats
         stats.kernels += 1
         stats.verdicts[execution.verdict] += 1
@@ -217,6 +274,12 @@ class Campaign:
         features = (Features.from_json(outcome["features"]) if "features" in outcome
                     else render(spec, caps).features)
         stats.coverage.update(features_of(spec, features, arch))
+        if features.steered:
+            stats.execution["kernels_steered"] += 1
+        for key in ("compared", "undetermined", "mismatches"):
+            stats.execution[key] += execution.checks.get(key, 0)
+        if execution.reason.startswith("limitation "):
+            stats.execution["kernels_meeting_a_limitation"] += 1
         res = execution.resources
         if res:
             stats.resources["kernels"] += 1
@@ -280,6 +343,16 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
         "user_error_share": round(stats.verdicts.get("user_error", 0) / n, 4),
         "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["signature"]),
         "resources": dict(stats.resources),
+        "execution": _execution_summary(stats, n, config.backend) if config.backend != "compile" else {},
         "user_errors": dict(stats.user_errors.most_common(20)), "unresolved": dict(stats.unresolved.most_common(20)),
         "coverage": {k: {"kernels": v, "share": round(v / n, 4)} for k, v in sorted(stats.coverage.items())},
     }
+
+
+def _execution_summary(stats: Stats, n: int, backend: str) -> dict:
+    ex = dict(stats.execution)
+    ex["excluded_features"] = excluded_features(backend)
+    ex["steered_share"] = round((ex.get("kernels_steered", 0) + ex.get("kernels_meeting_a_limitation", 0)) / n, 4)
+    ex["undetermined_share"] = round(ex.get("undetermined", 0) / max(1, ex.get("compared", 0)
+                                                                     + ex.get("undetermined", 0)), 4)
+    return ex

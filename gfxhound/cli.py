@@ -28,6 +28,26 @@ def _cache_dir():
     return os.environ.get("GFXHOUND_CACHE") or str(Path.home() / ".cache" / "gfxhound")
 
 
+def _need_module(name, hint):
+    import importlib.util
+    if importlib.util.find_spec(name) is None:
+        raise UserError(hint)
+
+
+def _device_target():
+    """The local GPU's own arch becomes the compile target of a device campaign."""
+    _need_module("torch", "--backend device needs torch with GPU support")
+    import torch
+    if not torch.cuda.is_available():
+        raise UserError("--backend device found no GPU (torch.cuda.is_available() is False); "
+                        "use --backend interpret on a CPU-only machine")
+    props = torch.cuda.get_device_properties(0)
+    if getattr(torch.version, "hip", None):
+        return props.gcnArchName.split(":")[0]
+    major, minor = torch.cuda.get_device_capability(0)
+    return f"cuda:{major * 10 + minor}"
+
+
 def cmd_fuzz(args):
     from rich.console import Console
 
@@ -37,8 +57,8 @@ def cmd_fuzz(args):
     for t in targets:
         if t not in KNOWN_ARCHS:
             raise UserError(f"unknown target {t!r}; choose from {', '.join(KNOWN_ARCHS)}")
-    if args.backend != "compile":
-        raise UserError(f"backend {args.backend!r} is not available yet; use --backend compile")
+    if args.backend != "compile" and args.llc != "off":
+        raise UserError("--llc checks compiled code: use it with --backend compile")
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
     if args.timeout <= 0:
@@ -60,7 +80,12 @@ def cmd_fuzz(args):
         if not Path(args.llc).exists():
             raise UserError(f"--llc {args.llc}: no such file")
         llc = args.llc
-    config = CampaignConfig(llc=llc, targets=targets, corpus=args.corpus, seconds=seconds, kernels=kernels,
+    if args.backend == "interpret":
+        _need_module("numpy", "the interpreter needs numpy: pip install numpy")
+        _need_module("torch", "the interpreter needs torch: pip install torch==2.13.0 (a CPU build)")
+    elif args.backend == "device":
+        targets = [_device_target()]
+    config = CampaignConfig(backend=args.backend, llc=llc, targets=targets, corpus=args.corpus, seconds=seconds, kernels=kernels,
                             workers=args.workers, seed=args.seed, timeout=args.timeout, max_ops=args.max_ops,
                             worker_env=env, caps_cache=_cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld")
     console = Console(stderr=True)

@@ -236,7 +236,7 @@ class Corpus:
                     for name, data in files.items():
                         (tmp / name).parent.mkdir(parents=True, exist_ok=True)
                         _write_synced(tmp / name, data)
-                    if ir_dir is not None:
+                    if ir_dir is not None and Path(ir_dir).is_dir():
                         (tmp / "ir").mkdir()
                         for p in sorted(Path(ir_dir).iterdir()):
                             if p.is_file() and not p.is_symlink():

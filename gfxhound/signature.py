@@ -205,3 +205,10 @@ def signature_hash(verdict, stage, normalised, frames):
     normaliser change re-keys only the messages it changes."""
     blob = json.dumps([verdict, stage, normalised, list(frames)])
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def miscompile_signature(verdict, target, ops):
+    """A miscompile has no message: its provisional identity is the target and the kernel's op multiset
+    (DESIGN.md "Signatures"); reduction regroups it by the reduced kernel's ops."""
+    normalised = f"{target}: " + " ".join(sorted(ops))
+    return normalised, signature_hash(verdict, "run", normalised, [])

@@ -38,3 +38,66 @@ def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, op
     return Execution(verdict=summary["verdict"], stage=summary["stage"], message=message,
                      normalised=summary["normalised"], frames=summary["frames"], signature=summary["signature"],
                      reason=reason, **base)
+
+
+RUNTIME_FAULT_PATTERNS = (r"illegal memory access", r"unspecified launch failure", r"misaligned address",
+                          r"hipError", r"HSA_STATUS_ERROR", r"an illegal instruction", r"CUDA error",
+                          r"device-side assert", r"Memory access fault")
+
+
+def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, options: dict, backend: str,
+                  ops=()) -> Execution:
+    """Turn an execution outcome into a verdict. A miscompile's signature is provisional (DESIGN.md): target and
+    the kernel's op multiset, until reduction regroups it."""
+    import re
+
+    from gfxhound.signature import miscompile_signature
+
+    from .limitations import match
+
+    status = outcome["status"]
+    text = outcome.get("text", "")
+    base = dict(spec_hash=spec_hash, target=target, backend=backend, toolchain=toolchain,
+                normaliser=NORMALISER_VERSION, options_requested=dict(options), time=now(),
+                duration_s=round(outcome.get("duration", 0.0), 4), checks=dict(outcome.get("checks", {})))
+    if status == "ok":
+        if outcome["checks"]["mismatches"] == 0:
+            return Execution(verdict="pass", **base)
+        runs, agreeing = outcome.get("reruns", 0), outcome.get("reruns_agreeing", 0)
+        if runs and agreeing < runs:
+            base["checks"]["rerun_disagreement_rate"] = round((runs - agreeing) / runs, 3)
+            verdict = "nondeterministic"
+        else:
+            verdict = "miscompile"
+        normalised, signature = miscompile_signature(verdict, target, ops)
+        return Execution(verdict=verdict, stage="run", message=outcome.get("message", ""), normalised=normalised,
+                         signature=signature, **base)
+    if status == "ub":
+        return Execution(verdict="unresolved", reason=f"generator emitted undefined behaviour: {text}", **base)
+    if status == "harness":
+        lines = text.strip().splitlines() or ["harness error"]
+        return Execution(verdict="unresolved", reason=lines[-1][:500], message=text[-2000:], **base)
+    limitation = match(backend, text)
+    if limitation is not None:
+        return Execution(verdict="unresolved", reason=f"limitation {limitation.key}", message=text[-2000:], **base)
+    if backend == "interpret" and status in ("exception", "timeout", "died"):
+        # the interpreter is our instrument, not the toolchain under test: its failures are not compiler bugs
+        summary = summarise(text, "exception")
+        if summary["verdict"] == "user_error":
+            return Execution(verdict="user_error", message=summary["message"],
+                             reason=user_error_reason(summary["message"]), **base)
+        last = (text.strip().splitlines() or [status])[-1]
+        return Execution(verdict="unresolved", reason=f"interpreter {status}: {last[:300]}", message=text[-2000:],
+                         **base)
+    if outcome.get("phase") == "run" or status == "timeout" and outcome.get("phase") == "run":
+        if status == "timeout":
+            return Execution(verdict="timeout", stage="run", message="the kernel did not finish", **base)
+        if any(re.search(p, text) for p in RUNTIME_FAULT_PATTERNS) or status == "died":
+            summary = summarise(text, outcome.get("ended", "exception"))
+            return Execution(verdict="runtime_fault", stage="run", message=summary["message"],
+                             normalised=summary["normalised"], signature=summary["signature"], **base)
+        lines = text.strip().splitlines() or ["launch failed"]
+        return Execution(verdict="unresolved", reason=f"launch: {lines[-1][:300]}", message=text[-2000:], **base)
+    compiled = judge_compile(outcome, spec_hash, target, toolchain, options)  # the compile failed: as ever
+    compiled.backend = backend
+    return compiled

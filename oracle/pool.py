@@ -18,9 +18,9 @@ from pebble import ProcessExpired, ProcessPool
 from .compile_task import run_compile
 
 
-def _worker_init(root: str, env: dict):
+def _worker_init(root: str, env: dict, shared_cache: bool = False):
     os.environ.update(env)
-    cache = Path(root) / "cache" / str(os.getpid())
+    cache = Path(root) / "cache" / ("shared" if shared_cache else str(os.getpid()))
     cache.mkdir(parents=True, exist_ok=True)
     os.environ["TRITON_CACHE_DIR"] = str(cache)
     import triton.compiler  # noqa: F401  - warm up before the first task's clock starts
@@ -28,22 +28,25 @@ def _worker_init(root: str, env: dict):
 
 class CompilePool:
     def __init__(self, workers: int, timeout: float, env: dict | None = None, root: str | None = None,
-                 max_tasks: int = 400, llc: str | None = None):
+                 max_tasks: int = 400, llc: str | None = None, shared_cache: bool = False):
         self.llc = llc
+        self.backend = "interpret" if (env or {}).get("TRITON_INTERPRET") == "1" else (
+            "device" if shared_cache else "compile")
         self.root = Path(root or tempfile.mkdtemp(prefix="gfxhound-pool-"))
         self.root.mkdir(parents=True, exist_ok=True)
         self.timeout = timeout
         self.counter = 0
         self.pool = ProcessPool(max_workers=workers, max_tasks=max_tasks, initializer=_worker_init,
-                                initargs=(str(self.root), dict(env or {})),
+                                initargs=(str(self.root), dict(env or {}), shared_cache),
                                 context=multiprocessing.get_context("spawn"))
 
-    def submit(self, spec_json: dict, caps_json: dict, arch: str, fn=run_compile, timeout: float | None = None):
+    def submit(self, spec_json: dict, caps_json: dict, arch: str, fn=None, timeout: float | None = None):
+        fn = fn or run_compile
         self.counter += 1
         task_dir = self.root / "tasks" / f"t{self.counter}"
         task_dir.mkdir(parents=True, exist_ok=True)
         task = {"spec": spec_json, "caps": caps_json, "arch": arch, "task_dir": str(task_dir),
-                "empty_cache": True,
+                "empty_cache": True, "backend": self.backend,
                 "stderr_path": str(task_dir / "stderr.txt"), "llc": self.llc}
         future = self.pool.schedule(fn, args=(task,), timeout=timeout or self.timeout)
         return task, future

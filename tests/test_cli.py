@@ -36,7 +36,8 @@ def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
 @pytest.mark.parametrize("args, words", [
     (["fuzz", "--target", "gfx9999", "--budget", "1"], "unknown target"),
     (["fuzz", "--budget", "soon"], "--budget"),
-    (["fuzz", "--backend", "device", "--budget", "1"], "not available yet"),
+    (["fuzz", "--backend", "device", "--budget", "1"], "found no GPU"),
+    (["fuzz", "--backend", "interpret", "--llc", "auto", "--budget", "1"], "--llc checks compiled code"),
     (["fuzz", "--timeout", "0", "--budget", "1"], "--timeout"),
     (["fuzz", "--workers", "0", "--budget", "1"], "--workers"),
     (["corpus", "show", "feedbeef"], "no finding matches"),

@@ -1,0 +1,394 @@
+"""Triton's value semantics on tracked values (oracle/numeric.py): what the op registry's references call.
+
+C-style integer division and remainder, two's-complement wrap-around, arithmetic right shift, casts that round to
+nearest even (or toward zero) and wrap, NaN in min/max left open (backends differ), argmax ties to the lowest
+index, dots with the accumulation dtype and input precision of the call.
+"""
+from __future__ import annotations
+
+import torch
+
+from gfxhound.fuzz import dtypes as D
+
+from .numeric import (DYADIC_SCALES, F64, I64, MANT, TINY, TV, UNIT, any_bad, constant, dyadic_exact, exact, exact_mask, finish,
+                      gamma, round_to, wrap)
+from .tolerance import Table
+
+
+def _where(m, a, b):
+    return torch.where(m, a, b)
+
+
+class Arith:
+    def __init__(self, table: Table):
+        self.table = table
+
+    # --- elementwise --------------------------------------------------------------------------------------------
+    def binary(self, name, a: TV, b: TV) -> TV:
+        dtype = a.dtype
+        bad = any_bad(a, b)
+        if dtype == "i1":
+            fn = {"and": torch.logical_and, "or": torch.logical_or, "xor": torch.logical_xor}[name]
+            return TV(fn(a.v != 0, b.v != 0).to(I64), torch.zeros(bad.shape, dtype=F64), bad, "i1")
+        if not D.is_float(dtype):
+            return TV(*self._int_binary(name, a.v, b.v, dtype), bad=bad, dtype=dtype)
+        ex = exact_mask(a, b)
+        av, bv, ae, be = a.v, b.v, a.e, b.e
+        if name in ("add", "sub"):
+            r = av + bv if name == "add" else av - bv
+            return finish(dtype, r, ae + be, ex, bad=bad)
+        if name == "mul":
+            return finish(dtype, av * bv, av.abs() * be + bv.abs() * ae + ae * be, ex, bad=bad)
+        if name == "truediv":
+            margin = bv.abs() - be
+            unstable = (be > 0) & (margin <= 0)
+            denom = torch.where(unstable, torch.ones_like(margin), bv.abs() * margin)
+            e = (av.abs() * be + bv.abs() * ae) / denom
+            r = av / bv
+            ulps = self.table.div_ulps * UNIT["fp32"] if dtype != "fp64" else self.table.fp64_ulps * UNIT["fp64"]
+            return finish(dtype, r, e, ex, correctly_rounded=self.table.div_ulps == 0, rel=ulps,
+                          bad=bad | unstable)
+        if name in ("maximum", "minimum"):
+            r = torch.maximum(av, bv) if name == "maximum" else torch.minimum(av, bv)
+            nan = torch.isnan(av) | torch.isnan(bv)  # propagate_nan=NONE: the backend decides
+            return finish(dtype, r, torch.maximum(ae, be), ex, bad=bad | nan)
+        raise KeyError(name)
+
+    @staticmethod
+    def _int_binary(name, a, b, dtype):
+        bits = D.DTYPES[dtype].bits
+        if name == "add":
+            r = a + b
+        elif name == "sub":
+            r = a - b
+        elif name == "mul":
+            r = a * b
+        elif name in ("floordiv", "mod"):  # emitted as a // ((b & 7) + 1): the divisor is 1..8
+            d = wrap(dtype, (b & 7) + 1)
+            r = torch.div(a, d, rounding_mode="trunc") if name == "floordiv" else torch.fmod(a, d)
+        elif name == "and":
+            r = a & b
+        elif name == "or":
+            r = a | b
+        elif name == "xor":
+            r = a ^ b
+        elif name == "shl":
+            r = a << (b & (bits - 1))
+        elif name == "shr":
+            r = a >> (b & (bits - 1))  # arithmetic: the operands are signed
+        elif name == "maximum":
+            r = torch.maximum(a, b)
+        elif name == "minimum":
+            r = torch.minimum(a, b)
+        else:
+            raise KeyError(name)
+        r = wrap(dtype, r)
+        return r, torch.zeros(r.shape, dtype=F64)
+
+    def fma(self, a: TV, b: TV, c: TV) -> TV:
+        dtype = a.dtype
+        prod = a.v * b.v
+        e = a.v.abs() * b.e + b.v.abs() * a.e + a.e * b.e + c.e
+        if self.table.fma_fused:
+            return finish(dtype, prod + c.v, e, exact_mask(a, b, c), bad=any_bad(a, b, c))
+        # two roundings: the product's rounding error is not scaled by the (possibly cancelling) result
+        ex = exact_mask(a, b, c) & (round_to(dtype, prod) == prod)
+        return finish(dtype, prod + c.v, e, ex, absolute=2 * UNIT[dtype] * prod.abs(), bad=any_bad(a, b, c))
+
+    def unary(self, name, x: TV) -> TV:
+        if name == "neg":
+            if x.is_float:
+                return TV(-x.v, x.e, x.bad, x.dtype)
+            return TV(wrap(x.dtype, -x.v), x.e, x.bad, x.dtype)
+        if name == "abs":
+            return TV(x.v.abs() if x.is_float else wrap(x.dtype, x.v.abs()), x.e, x.bad, x.dtype)
+        if name == "not":
+            v = (x.v == 0).to(I64) if x.dtype == "i1" else wrap(x.dtype, ~x.v)
+            return TV(v, x.e, x.bad, x.dtype)
+        return self.math(name, x)
+
+    _MATH = {
+        "exp": torch.exp, "exp2": torch.exp2, "log": torch.log, "log2": torch.log2, "sqrt": torch.sqrt,
+        "rsqrt": torch.rsqrt, "sin": torch.sin, "cos": torch.cos, "erf": torch.erf, "sigmoid": torch.sigmoid,
+        "floor": torch.floor, "ceil": torch.ceil,
+    }
+    _LIPSCHITZ = {"sin": 1.0, "cos": 1.0, "erf": 1.1284, "sigmoid": 0.25}
+
+    def math(self, name, x: TV) -> TV:
+        fn = self._MATH[name]
+        v, e = x.v, x.e
+        r = fn(v)
+        if name in ("floor", "ceil"):  # exact, but a step: unstable where the interval crosses an integer
+            lo, hi = fn(v - e), fn(v + e)
+            unstable = (lo != hi) & (e > 0)
+            return TV(round_to(x.dtype, r), torch.zeros_like(e), x.bad | unstable, x.dtype)
+        if name in self._LIPSCHITZ:
+            prop = self._LIPSCHITZ[name] * e
+            domain_bad = torch.zeros_like(x.bad)
+        else:  # monotone: the function's values at the interval ends bound it
+            lo, hi = fn(v - e), fn(v + e)
+            prop = torch.maximum((lo - r).abs(), (hi - r).abs())
+            nan_r, nan_lo, nan_hi = torch.isnan(r), torch.isnan(lo), torch.isnan(hi)
+            domain_bad = (nan_r != nan_lo) | (nan_r != nan_hi)  # the interval crosses the domain's edge
+            prop = torch.where(torch.isnan(prop) & nan_r & ~domain_bad, torch.zeros_like(prop), prop)
+        spec = self.table.fn(name)
+        if x.dtype == "fp64":
+            rel, absolute = self.table.fp64_ulps * UNIT["fp64"], 0.0
+        else:
+            rel = (spec.ulps + spec.arg * v.abs().clamp(max=1e6)) * UNIT["fp32"]
+            absolute = spec.abs
+        correct = name == "sqrt" and spec.ulps == 0
+        out = finish(x.dtype, r, prop, exact_mask(x), correctly_rounded=correct, rel=rel, absolute=absolute,
+                     bad=x.bad | domain_bad)
+        return out
+
+    # --- comparisons and selection ----------------------------------------------------------------------------
+    _CMP = {"<": torch.lt, "<=": torch.le, ">": torch.gt, ">=": torch.ge, "==": torch.eq, "!=": torch.ne}
+
+    def compare(self, pred, a: TV, b: TV) -> TV:
+        fn = self._CMP[pred]
+        r = fn(a.v, b.v)
+        bad = any_bad(a, b)
+        if a.is_float:
+            e = a.e + b.e
+            gap = a.v - b.v
+            if pred in ("==", "!="):
+                certain = (e == 0) | (gap.abs() > e)
+            elif pred in ("<", ">="):  # a < b
+                certain = (e == 0) | (gap < -e) | (gap >= e)
+            else:  # a <= b, a > b
+                certain = (e == 0) | (gap <= -e) | (gap > e)
+            bad = bad | ~certain
+        return TV(r.to(I64), torch.zeros(r.shape, dtype=F64), bad, "i1")
+
+    def compare_const(self, pred, a: TV, value) -> TV:
+        return self.compare(pred, a, constant(value, a.dtype))
+
+    def where(self, c: TV, a: TV, b: TV) -> TV:
+        m = c.v != 0
+        v = _where(m, a.v, b.v)
+        shape = v.shape
+        e = _where(m, a.e, b.e).expand(shape)
+        bad = (c.bad | _where(m, a.bad, b.bad)).expand(shape)
+        return TV(v, e, bad, a.dtype)
+
+    # --- casts --------------------------------------------------------------------------------------------------
+    def cast(self, x: TV, dst, rounding=None) -> TV:
+        src = x.dtype
+        if dst == "i1":
+            if D.is_float(src):
+                nz = (x.v != 0) | torch.isnan(x.v)
+                certain = (x.e == 0) | (x.v.abs() > x.e)
+                return TV(nz.to(I64), torch.zeros_like(x.e), x.bad | ~certain, "i1")
+            return TV((x.v != 0).to(I64), x.e, x.bad, "i1")
+        if D.is_float(src) and not D.is_float(dst):  # emitted: NaN -> 0, clamp to the range, truncate
+            lo, hi = D.INT_RANGE[dst]
+            clean = torch.where(torch.isnan(x.v), torch.zeros_like(x.v), x.v)
+            clamp32 = lambda t: round_to("fp32", t).clamp(lo, hi)  # noqa: E731  (the clamp runs in fp32)
+            r = torch.trunc(clamp32(clean))
+            t_lo, t_hi = torch.trunc(clamp32(clean - x.e)), torch.trunc(clamp32(clean + x.e))
+            unstable = (x.e > 0) & ((t_lo != r) | (t_hi != r))
+            return TV(r.to(I64), torch.zeros_like(x.e), x.bad | unstable, dst)
+        if not D.is_float(dst):  # int -> int: wrap
+            return TV(wrap(dst, x.v), x.e, x.bad, dst)
+        if not D.is_float(src):  # int -> float: round to nearest
+            r = x.v.to(F64)
+            return finish(dst, r, torch.zeros_like(r), torch.ones_like(x.bad), bad=x.bad)
+        # float -> float
+        ex = x.e == 0
+        if rounding == "rtz":  # the reference rounds to nearest: only values that fit are exact both ways
+            ex = ex & ((round_to(dst, x.v) == x.v) | torch.isnan(x.v))
+        return finish(dst, x.v, x.e, ex, bad=x.bad)
+
+    def bitcast(self, x: TV, dst) -> TV:
+        src = x.dtype
+        bits = D.DTYPES[src].bits
+        itype = {16: torch.int16, 32: torch.int32, 64: torch.int64}[bits]
+        unstable = x.bad | (x.e > 0)
+        if D.is_float(src):
+            unstable = unstable | torch.isnan(x.v)
+            raw = round_to(src, torch.where(unstable, torch.zeros_like(x.v), x.v)).to(
+                {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "fp64": F64}[src]).view(itype)
+        else:
+            raw = x.v.to(itype)
+        if D.is_float(dst):
+            ftype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "fp64": F64}[dst]
+            v = raw.view(ftype).to(F64)
+            denormal = (v != 0) & (v.abs() < TINY[dst])
+            e = torch.where(denormal, torch.full_like(v, TINY[dst]), torch.zeros_like(v))
+            return TV(v, e, unstable | torch.isnan(v), dst)
+        return TV(raw.to(I64), torch.zeros(raw.shape, dtype=F64), unstable, dst)
+
+    # --- reductions and scans ---------------------------------------------------------------------------------
+    def reduce(self, name, x: TV, axis, out_dtype, promote=False) -> TV:
+        if name == "sum":
+            if promote and out_dtype != x.dtype:
+                return self._sum(self.cast(x, out_dtype), axis, out_dtype)
+            return self.cast(self._sum(x, axis, x.dtype), out_dtype) if D.is_float(x.dtype) else \
+                self._sum(x, axis, out_dtype)
+        bad = x.bad.any(dim=axis)
+        if name in ("max", "min"):
+            v = x.v.amax(dim=axis) if name == "max" else x.v.amin(dim=axis)
+            if x.is_float:
+                bad = bad | torch.isnan(x.v).any(dim=axis)
+                return TV(v, x.e.amax(dim=axis), bad, x.dtype)
+            return TV(v, torch.zeros(v.shape, dtype=F64), bad, x.dtype)
+        return self._arg(name, x, axis, bad)
+
+    def _sum(self, x: TV, axis, dtype) -> TV:
+        n = x.v.shape[axis]
+        if not D.is_float(dtype):
+            v = wrap("i32" if D.DTYPES[dtype].bits < 64 else dtype, x.v.sum(dim=axis))
+            return TV(wrap(dtype, v), torch.zeros(v.shape, dtype=F64), x.bad.any(dim=axis), dtype)
+        r = x.v.sum(dim=axis)
+        mags = x.v.abs().sum(dim=axis)
+        e_in = x.e.sum(dim=axis)
+        ex = (x.e == 0).all(dim=axis) & dyadic_exact(x.v, mags, dtype, dim=axis)
+        e = e_in + gamma(n, dtype) * (mags + e_in) + n * TINY[dtype]
+        return finish(dtype, r, e, ex, bad=x.bad.any(dim=axis), peak=mags)
+
+    def _arg(self, name, x: TV, axis, bad) -> TV:
+        v = x.v if name == "argmax" else -x.v
+        best = v.amax(dim=axis, keepdim=True)
+        if x.is_float:
+            bad = bad | torch.isnan(x.v).any(dim=axis)
+            lo_best = (v - x.e).amax(dim=axis, keepdim=True)
+            contender = (v + x.e) >= lo_best
+            tied = (v == best) & (x.e == 0)
+            clean = (contender == tied).all(dim=axis)  # only exact ties with the best can win
+            bad = bad | ~clean
+        first = torch.argmax((v == best).to(torch.int8), dim=axis)  # the lowest index among ties
+        return TV(first.to(I64), torch.zeros(first.shape, dtype=F64), bad, "i32")
+
+    def scan(self, x: TV, axis, op, out_dtype, promote=False, reverse=False) -> TV:
+        src = x
+        if promote and out_dtype != x.dtype:
+            src = self.cast(x, out_dtype)
+        dtype = src.dtype if D.is_float(src.dtype) else ("i32" if D.DTYPES[src.dtype].bits < 64 else src.dtype)
+        flip = (lambda t: t.flip(axis)) if reverse else (lambda t: t)
+        v, e, bad = flip(src.v), flip(src.e), flip(src.bad)
+        bad_out = bad.to(torch.int32).cumsum(dim=axis) > 0
+        n = v.shape[axis]
+        if not D.is_float(dtype):
+            r = wrap(dtype, v.cumsum(dim=axis) if op == "cumsum" else _int_cumprod(v, axis, dtype))
+            out = TV(flip(r), torch.zeros(r.shape, dtype=F64), flip(bad_out), dtype)
+        elif op == "cumsum":
+            r = v.cumsum(dim=axis)
+            mags = v.abs().cumsum(dim=axis)
+            e_in = e.cumsum(dim=axis)
+            ex = ((e == 0).to(torch.int32).cumprod(dim=axis) > 0) & _prefix_dyadic(v, mags, dtype, axis)
+            err = e_in + gamma(n, dtype) * (mags + e_in) + n * TINY[dtype]
+            out = finish(dtype, r, err, ex, bad=bad_out, peak=mags)
+            out = TV(flip(out.v), flip(out.e), flip(out.bad), dtype)
+        else:
+            out = self._cumprod(v, e, bad_out, axis, dtype, n)
+            out = TV(flip(out.v), flip(out.e), flip(out.bad), dtype)
+        return self.cast(out, out_dtype) if out.dtype != out_dtype else out
+
+    def _cumprod(self, v, e, bad, axis, dtype, n) -> TV:
+        vs, es = v.movedim(axis, 0), e.movedim(axis, 0)
+        p, E = torch.ones_like(vs[0]), torch.zeros_like(vs[0])
+        ps, Es, exs = [], [], []
+        ex = torch.ones(vs[0].shape, dtype=torch.bool)
+        big, small = torch.ones_like(vs[0]), torch.ones_like(vs[0])
+        bigs, smalls = [], []
+        for k in range(vs.shape[0]):
+            E = E * vs[k].abs() + p.abs() * es[k] + E * es[k]
+            p = p * vs[k]
+            big = big * (vs[k].abs() + es[k]).clamp(min=1.0)  # no partial product, in any order, exceeds this
+            small = small * (vs[k].abs() - es[k]).clamp(min=0.0, max=1.0)
+            ex = ex & (es[k] == 0) & (vs[k] == torch.round(vs[k])) & (big <= 2.0 ** MANT[dtype])
+            ps.append(p)
+            Es.append(E + gamma(k + 1, dtype) * p.abs() + (k + 1) * TINY[dtype])
+            exs.append(ex.clone())
+            bigs.append(big)
+            smalls.append(small)
+        r = torch.stack(ps).movedim(0, axis)
+        err = torch.stack(Es).movedim(0, axis)
+        exm = torch.stack(exs).movedim(0, axis)
+        peak = torch.stack(bigs).movedim(0, axis)
+        # a partial product of the small factors may underflow where the whole product does not
+        floor = torch.stack(smalls).movedim(0, axis)
+        underflow = (floor < TINY[dtype]) & (r.abs() >= TINY[dtype])
+        return finish(dtype, r, err, exm, bad=bad | underflow, peak=peak)
+
+    # --- matrix products ----------------------------------------------------------------------------------------
+    PRECISION_REL = {"ieee": 0.0, "tf32": 2.0 ** -10, "tf32x3": 2.0 ** -20, "bf16x3": 2.0 ** -14,
+                     "bf16x6": 2.0 ** -21}
+
+    def dot(self, a: TV, b: TV, acc: TV | None, out_dtype, precision=None) -> TV:
+        bad = a.bad.any(dim=1, keepdim=True) | b.bad.any(dim=0, keepdim=True)
+        if acc is not None:
+            bad = bad | acc.bad
+        if a.dtype == "i8":
+            r = a.v @ b.v + (acc.v if acc is not None else 0)
+            return TV(wrap("i32", r), torch.zeros(r.shape, dtype=F64), bad.expand(r.shape), "i32")
+        k = a.v.shape[1]
+        av, bv = a.v, b.v
+        amag, bmag = av.abs(), bv.abs()
+        r = av @ bv
+        mags = amag @ bmag
+        e_in = amag @ b.e + a.e @ bmag + a.e @ b.e
+        rel_in = self.PRECISION_REL.get(precision or "ieee", 2.0 ** -10) if a.dtype == "fp32" else 0.0
+        if rel_in:  # operands rounded (or truncated) to fewer significand bits: zero error where they fit
+            ea = torch.where(_fits(av, precision), torch.zeros_like(av), amag * rel_in)
+            eb = torch.where(_fits(bv, precision), torch.zeros_like(bv), bmag * rel_in)
+            e_in = e_in + ea @ bmag + amag @ eb + ea @ eb
+        acc_dtype = "fp64" if a.dtype == "fp64" else out_dtype
+        if acc is not None:
+            r = r + acc.v
+            mags = mags + acc.v.abs()
+            e_in = e_in + acc.e
+        # exact in any order when every product is a multiple of 2^-s and the magnitudes stay below 2^MANT
+        scale = _min_scale(av, 1).unsqueeze(1) + _min_scale(bv, 0).unsqueeze(0)
+        ex = (e_in == 0) & torch.isfinite(scale) & (mags * torch.exp2(scale.clamp(max=200)) <= 2.0 ** MANT[acc_dtype])
+        if acc is not None:
+            scaled = acc.v * torch.exp2(scale.clamp(max=200))
+            ex = ex & (scaled == torch.round(scaled))
+        err = e_in + gamma(k + 1, acc_dtype) * (mags + e_in) + (k + 1) * TINY[acc_dtype]
+        return finish(out_dtype, r, err, ex, bad=bad.expand(r.shape), peak=mags + e_in)
+
+    # --- constants ----------------------------------------------------------------------------------------------
+    @staticmethod
+    def full(value, dtype, shape) -> TV:
+        return constant(value, dtype, shape)
+
+    @staticmethod
+    def arange(n) -> TV:
+        return exact(torch.arange(n, dtype=I64), "i32")
+
+
+def _min_scale(x, dim):
+    """Per slice along `dim`: the smallest s in DYADIC_SCALES making every entry a multiple of 2^-s (inf if none)."""
+    out = torch.full(x.shape[:dim] + x.shape[dim + 1:], float("inf"), dtype=F64)
+    for s in reversed(DYADIC_SCALES):
+        scaled = x * (2.0 ** s)
+        integral = ((scaled == torch.round(scaled)) & torch.isfinite(scaled)).all(dim=dim)
+        out = torch.where(integral, torch.full_like(out, float(s)), out)
+    return out
+
+
+def _int_cumprod(v, axis, dtype):
+    vs = v.movedim(axis, 0)
+    out, p = [], torch.ones_like(vs[0])
+    for k in range(vs.shape[0]):
+        p = wrap(dtype, p * vs[k])
+        out.append(p)
+    return torch.stack(out).movedim(0, axis)
+
+
+def _prefix_dyadic(v, mags, dtype, axis):
+    ok = torch.zeros(v.shape, dtype=torch.bool)
+    for s in DYADIC_SCALES:
+        scaled = v * (2.0 ** s)
+        integral = ((scaled == torch.round(scaled)) & torch.isfinite(scaled)).to(torch.int32).cumprod(dim=axis) > 0
+        ok |= integral & (mags * (2.0 ** s) <= 2.0 ** MANT[dtype])
+    return ok
+
+
+def _fits(x, precision):
+    """Operands that a reduced-precision dot input format holds exactly (tf32: 11 significant bits)."""
+    bits = {"tf32": 11, "tf32x3": 22, "bf16x3": 16, "bf16x6": 24}.get(precision or "tf32", 11)
+    m, _ = torch.frexp(x)
+    scaled = m * (2.0 ** bits)
+    return (scaled == torch.round(scaled)) | (x == 0)

@@ -1,0 +1,59 @@
+"""Input data for an execution, derived from the spec alone so the oracle, every backend and a repro agree.
+
+Each input draws a value profile. Integer-valued and dyadic floats keep long chains of arithmetic exact, so the
+oracle can check them bit for bit (and comparisons, floor and casts to int on them stay decidable); real-valued
+and positive profiles exercise rounding and the domains of log and sqrt. Values stay far from overflow and from
+the denormal range: steering towards special values is the generator's job, not an accident of the data.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import torch
+
+from gfxhound.fuzz import dtypes as D
+from gfxhound.fuzz.render import memory_shape
+
+from .numeric import TORCH
+
+FLOAT_PROFILES = ("integers", "dyadic", "real", "positive")
+INT_PROFILES = ("small", "wide")
+
+
+def _seed(spec_hash: str, index: int) -> int:
+    return int(hashlib.sha256(f"{spec_hash}:{index}".encode()).hexdigest()[:12], 16)
+
+
+def numel(axes, sizes) -> int:
+    n = 1
+    for d in memory_shape(axes, sizes):
+        n *= d
+    return n
+
+
+def make_inputs(spec) -> dict:
+    """name -> flat CPU tensor of the input's dtype (row- or column-major order is the strides' business)."""
+    spec_hash = spec.spec_hash()
+    out = {}
+    for i, arg in enumerate(spec.inputs):
+        gen = torch.Generator().manual_seed(_seed(spec_hash, i))
+        n = numel(arg["axes"], spec.sizes)
+        dtype = arg["dtype"]
+        pick = int(torch.randint(0, 1 << 20, (1,), generator=gen))
+        if D.is_float(dtype):
+            profile = FLOAT_PROFILES[pick % len(FLOAT_PROFILES)]
+            if profile == "integers":
+                x = torch.randint(-4, 5, (n,), generator=gen).to(torch.float64)
+            elif profile == "dyadic":
+                x = torch.randint(-64, 65, (n,), generator=gen).to(torch.float64) / 16
+            elif profile == "real":
+                x = torch.rand(n, generator=gen, dtype=torch.float64) * 4 - 2
+            else:
+                x = torch.rand(n, generator=gen, dtype=torch.float64) * 3.75 + 0.25
+            out[f"in_{i}"] = x.to(TORCH[dtype])
+        else:
+            lo, hi = {"i8": (-128, 128), "i32": (-(1 << 31), 1 << 31), "i64": (-(1 << 40), 1 << 40)}[dtype]
+            if INT_PROFILES[pick % len(INT_PROFILES)] == "small":
+                lo, hi = -9, 10
+            out[f"in_{i}"] = torch.randint(lo, hi, (n,), generator=gen, dtype=torch.int64).to(TORCH[dtype])
+    return out

@@ -1,0 +1,83 @@
+"""Known limitations of the execution backends, in one place: what they are, where they are documented, how a
+campaign steers around them, and how a run that meets one anyway is recognised. A run that meets one is
+`unresolved` with the limitation's key as its reason: never reported as a compiler bug, always counted.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limitation:
+    key: str
+    backend: str  # "interpret" | "device"
+    what: str
+    reference: str
+    excludes: tuple = ()  # capability features the campaign removes (generation steers around them)
+    pattern: str = ""  # a run's error text that shows the limitation was met anyway
+
+
+LIMITATIONS = (
+    Limitation(
+        "interpret-bf16-bits", "interpret",
+        "bf16 tensors are raw 16-bit integers in the interpreter: arithmetic, reductions, scans, tl.dot and "
+        "atomics on them compute on the bit patterns (numpy has no bfloat16)",
+        "https://github.com/triton-lang/triton/issues/11584 (bf16 tl.dot), PR #10945",
+        excludes=("exclude:dtype:bf16",)),
+    Limitation(
+        "interpret-unsupported-dtype", "interpret",
+        "the interpreter rejects some dtype/op pairs outright (e.g. bf16 atomics)",
+        "python/triton/runtime/interpreter.py (_get_np_dtype)",
+        pattern=r"Unsupported data type"),
+    Limitation(
+        "interpret-loop-index-int", "interpret",
+        "a range/tl.range loop index is a Python int in the interpreter, not an i32 scalar: `k.to(...)` fails; "
+        "campaigns render the index as `k + tl.full([], 0, tl.int32)` (same value, same type when compiled)",
+        "python/triton/runtime/interpreter.py (loops run as Python loops)",
+        excludes=("exclude:raw-loop-index",)),
+    Limitation(
+        "interpret-scalar-args", "interpret",
+        "scalar kernel arguments are Python numbers in the interpreter (`sa.to(...)` fails, `sa / 0.0` raises "
+        "ZeroDivisionError); campaigns render them as `sa + tl.full([], 0, dtype)` first",
+        "python/triton/runtime/interpreter.py (arguments are passed through)",
+        excludes=("exclude:raw-scalar-args",)),
+    Limitation(
+        "interpret-all-nan-reduction", "interpret",
+        "tl.max/tl.min over a slice that is all NaN raises numpy's 'All-NaN slice encountered' in the interpreter",
+        "python/triton/runtime/interpreter.py (reductions through numpy nan-aware functions)",
+        pattern=r"All-NaN slice encountered"),
+    Limitation(
+        "interpret-precisions", "interpret",
+        "the interpreter accepts only input_precision ieee, tf32 and tf32x3 (AMD's bf16x3/bf16x6 are rejected)",
+        "python/triton/runtime/interpreter.py (interpreter options)"),
+    Limitation(
+        "interpret-input-precision", "interpret",
+        "the interpreter ignores tl.dot's input_precision (computes fp32 where a GPU may use tf32): results are "
+        "more precise than the oracle's bound requires, so this only weakens the check for reduced precisions",
+        "python/triton/runtime/interpreter.py (create_dot)"),
+    Limitation(
+        "interpret-fma-rounding", "interpret",
+        "tl.fma is a multiply and an add (two roundings) in the interpreter; the oracle's interpreter table "
+        "models that",
+        "python/triton/runtime/interpreter.py"),
+)
+
+
+INTERPRETER_PRECISIONS = ("ieee", "tf32", "tf32x3")
+
+
+def for_backend(backend: str):
+    return [lim for lim in LIMITATIONS if lim.backend == backend]
+
+
+def excluded_features(backend: str) -> list:
+    return [feature for lim in for_backend(backend) for feature in lim.excludes]
+
+
+def match(backend: str, text: str):
+    """The limitation an error text shows, or None."""
+    for lim in for_backend(backend):
+        if lim.pattern and re.search(lim.pattern, text or ""):
+            return lim
+    return None

@@ -1,0 +1,185 @@
+"""What execution workers run: the reference (CPU), the kernel (interpreter or GPU), the comparison.
+
+`interpret`: one task does everything in a worker started with TRITON_INTERPRET=1.
+`device`: a CPU worker runs `prepare_device` (the reference, and the compile through the JIT's own warm-up so the
+GPU worker's launch finds it in the shared cache); the GPU worker, pinned to one device, runs `launch_device`.
+A mismatch is re-run (`reruns`) in the same worker; runs that disagree make the verdict `nondeterministic`.
+"""
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from pathlib import Path
+
+from gfxhound.fuzz.capabilities import Capabilities
+from gfxhound.fuzz.program import walk
+from gfxhound.fuzz.render import render
+from gfxhound.spec import KernelSpec
+
+from .compare import compare, runs_agree
+from .compile_task import _Fd2Redirect, load_kernel
+from .evaluate import UndefinedBehaviour, evaluate
+from .execute import collect, launch, prepare
+from .inputs import make_inputs
+from .tolerance import table_for
+
+RERUNS = 3
+
+
+def _setup(task):
+    spec = KernelSpec.from_json(task["spec"])
+    caps = Capabilities.from_json(task["caps"])
+    rendered = render(spec, caps)
+    return spec, caps, rendered
+
+
+def reference(spec, caps, backend, device_kind=""):
+    """The expected outputs, or raises UndefinedBehaviour."""
+    walker = walk(spec, caps)
+    return evaluate(spec, caps, make_inputs(spec), table_for(backend, device_kind), walker=walker)
+
+
+def _device_kind():
+    import torch
+    return "hip" if getattr(torch.version, "hip", None) else "cuda"
+
+
+def _launch_options(rendered, backend):
+    if backend == "interpret":
+        return {}
+    options = {"num_warps": rendered.options["num_warps"], "num_stages": rendered.options["num_stages"]}
+    accepted = _accepted_options()
+    options.update({k: v for k, v in rendered.options.items() if k in accepted})
+    return options
+
+
+_ACCEPTED = None
+
+
+def _accepted_options():
+    global _ACCEPTED
+    if _ACCEPTED is None:
+        from triton.compiler.compiler import make_backend
+        from triton.runtime import driver
+        backend = make_backend(driver.active.get_current_target())
+        _ACCEPTED = set(getattr(type(backend.parse_options({})), "__dataclass_fields__", {}))
+    return _ACCEPTED
+
+
+def _run_once(spec, rendered, kernel, inputs, options, device):
+    buffers, values, constexprs = prepare(spec, rendered, inputs, device)
+    launch(kernel, rendered, values, constexprs, options, device)
+    return collect(spec, buffers)
+
+
+def _execute(task, spec, rendered, kernel, expected, device):
+    """Launch, compare, and re-run a mismatch; returns the result dict."""
+    inputs = make_inputs(spec)
+    options = _launch_options(rendered, task["backend"])
+    env = {k: str(v) for k, v in rendered.env.items()}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    start = time.perf_counter()
+    try:
+        outputs, problems = _run_once(spec, rendered, kernel, inputs, options, device)
+        result = compare(expected, outputs, problems)
+        out = {"status": "ok", "checks": result.checks(), "message": result.message(),
+               "duration": time.perf_counter() - start, "undetermined_share": round(
+                   result.undetermined / max(1, sum(b.numel for b in expected.outputs.values())), 4)}
+        if not result.ok:
+            agree = 0
+            for _ in range(task.get("reruns", RERUNS)):
+                again, again_problems = _run_once(spec, rendered, kernel, inputs, options, device)
+                agree += runs_agree(expected, outputs, again) and again_problems == problems
+            out["reruns"] = task.get("reruns", RERUNS)
+            out["reruns_agreeing"] = agree
+        return out
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def run_interpret(task: dict) -> dict:
+    """Reference + interpreted run + comparison, in a worker started with TRITON_INTERPRET=1."""
+    task_dir = Path(task["task_dir"])
+    try:
+        spec, caps, rendered = _setup(task)
+        kernel = load_kernel(rendered.source, task_dir / "kernel.py", rendered.kernel_name)
+        try:
+            expected = reference(spec, caps, "interpret")
+        except UndefinedBehaviour as exc:
+            return {"status": "ub", "text": str(exc), "features": rendered.features.to_json()}
+    except Exception:  # noqa: BLE001 - a harness failure must never look like a compiler bug
+        return {"status": "harness", "text": traceback.format_exc()}
+    with _Fd2Redirect(task["stderr_path"]):
+        try:
+            result = _execute(task, spec, rendered, kernel, expected, "cpu")
+        except BaseException:  # noqa: BLE001 - the interpreter's failure is data
+            text = traceback.format_exc()
+            os.write(2, text.encode(errors="replace"))
+            result = {"status": "exception", "phase": "run"}
+    result["features"] = rendered.features.to_json()
+    return result
+
+
+def prepare_device(task: dict) -> dict:
+    """CPU side of a device run: the reference, and the compile (the JIT's warm-up fills the shared cache)."""
+    task_dir = Path(task["task_dir"])
+    try:
+        spec, caps, rendered = _setup(task)
+        kernel = load_kernel(rendered.source, task_dir / "kernel.py", rendered.kernel_name)
+        try:
+            expected = reference(spec, caps, "device", task.get("device_kind", "cuda"))
+        except UndefinedBehaviour as exc:
+            return {"status": "ub", "text": str(exc), "features": rendered.features.to_json()}
+    except Exception:  # noqa: BLE001
+        return {"status": "harness", "text": traceback.format_exc()}
+    start = time.perf_counter()
+    with _Fd2Redirect(task["stderr_path"]):
+        try:
+            _warmup(spec, rendered, kernel, task)
+            result = {"status": "ok", "expected": expected, "duration": time.perf_counter() - start}
+        except BaseException:  # noqa: BLE001 - every compiler failure is data
+            os.write(2, traceback.format_exc().encode(errors="replace"))
+            result = {"status": "exception", "phase": "compile", "duration": time.perf_counter() - start}
+    result["features"] = rendered.features.to_json()
+    return result
+
+
+def _warmup(spec, rendered, kernel, task):
+    buffers, values, constexprs = prepare(spec, rendered, make_inputs(spec), "cpu")
+    del buffers
+    options = _launch_options(rendered, "device")
+    env = {k: str(v) for k, v in rendered.env.items()}
+    os.environ.update(env)
+    kernel.warmup(*values, **constexprs, **options, grid=rendered.grid)
+
+
+def launch_device(task: dict) -> dict:
+    """GPU side: launch (the compiled kernel is in the shared cache), compare, re-run a mismatch."""
+    task_dir = Path(task["task_dir"])
+    try:
+        spec, caps, rendered = _setup(task)
+        kernel = load_kernel(rendered.source, task_dir / "kernel_gpu.py", rendered.kernel_name)
+        expected = task["expected"]
+    except Exception:  # noqa: BLE001
+        return {"status": "harness", "text": traceback.format_exc()}
+    with _Fd2Redirect(task["stderr_path"]):
+        try:
+            result = _execute(task, spec, rendered, kernel, expected, "cuda")
+        except BaseException:  # noqa: BLE001 - a fault is data; the pool replaces this worker afterwards
+            os.write(2, traceback.format_exc().encode(errors="replace"))
+            result = {"status": "exception", "phase": "run", "fatal": True}
+    return result
+
+
+def known_good(task: dict) -> dict:
+    """A trivial kernel that must run after a worker was replaced: if it fails, the device is wedged."""
+    import torch
+    x = torch.arange(1024, device="cuda", dtype=torch.float32)
+    y = (x * 2).sum().item()
+    return {"status": "ok" if y == 1023 * 1024 else "exception", "text": f"sum {y}"}

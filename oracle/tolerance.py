@@ -1,0 +1,60 @@
+"""Per-backend error tables: how far a correct compilation of each math function or operator may be from the
+correctly rounded result. docs/tolerance.md explains each number and where it comes from.
+
+Units: `ulps` are units of the unit roundoff of the precision the function is computed in (fp32 for fp32, fp16
+and bf16 inputs, which Triton upcasts; fp64 for fp64), `abs` an absolute error, `arg` extra ulps per unit of |x|
+(exp computed as exp2(x * log2 e) loses |x| ulps to the rounding of the product). Every bound is tested to reject
+a perturbed result (tests/test_tolerance.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class FnError:
+    ulps: float = 4.0
+    abs: float = 0.0
+    arg: float = 0.0
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    functions: dict = field(default_factory=dict)
+    div_ulps: float = 0.0  # 0: fp32 division rounds correctly
+    fma_fused: bool = True  # tl.fma rounds once
+    fp64_ulps: float = 2.0  # fp64 math functions (libdevice / ocml / numpy double)
+
+    def fn(self, name) -> FnError:
+        return self.functions.get(name, FnError(8.0, 2.0 ** -20, 2.0))
+
+
+_EXACT_SQRT = FnError(0.0)
+
+# numpy float32 ufuncs (SIMD implementations: within 4 ulp), interpreted tl.sigmoid = 1 / (1 + exp(-x))
+INTERPRET = Table("interpret", {
+    "exp": FnError(4), "exp2": FnError(4), "log": FnError(4), "log2": FnError(4), "sqrt": _EXACT_SQRT,
+    "rsqrt": FnError(3), "sin": FnError(4), "cos": FnError(4), "erf": FnError(4), "sigmoid": FnError(8, 0, 1),
+}, div_ulps=0.0, fma_fused=False)
+
+# NVIDIA: tl.exp -> ex2.approx.ftz(x * log2 e), log/log2 -> lg2.approx (absolute error near 1), sqrt/rsqrt and
+# division approximate (div.full.f32: 2 ulp), sin/cos/erf from libdevice.
+CUDA = Table("cuda", {
+    "exp": FnError(4, 0.0, 2.0), "exp2": FnError(4), "log": FnError(4, 2.0 ** -21), "log2": FnError(4, 2.0 ** -21),
+    "sqrt": FnError(4), "rsqrt": FnError(4), "sin": FnError(4, 2.0 ** -20), "cos": FnError(4, 2.0 ** -20),
+    "erf": FnError(4), "sigmoid": FnError(12, 2.0 ** -22, 2.0),
+}, div_ulps=4.0)
+
+# AMD: v_exp_f32 / v_log_f32 (1 ulp, scaled arguments), v_sqrt_f32 / v_rsq_f32, division through v_rcp_f32 in
+# fast paths; the same structure as NVIDIA with the same margins. Not yet checked against AMD hardware.
+HIP = Table("hip", dict(CUDA.functions), div_ulps=4.0)
+
+TABLES = {"interpret": INTERPRET, "cuda": CUDA, "hip": HIP}
+
+
+def table_for(backend: str, device_kind: str = "") -> Table:
+    """`interpret`, or `device` with the GPU's kind ("cuda" or "hip"); compile-only runs never compare values."""
+    if backend == "interpret":
+        return INTERPRET
+    return TABLES.get(device_kind, HIP)
