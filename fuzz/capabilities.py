@@ -78,8 +78,11 @@ def introspect(arch: str) -> Capabilities:
     """Capabilities readable without compiling (runs wherever triton imports)."""
     import triton
     import triton.language as tl
-    from triton.backends.amd.compiler import HIPBackend, HIPOptions
     from triton.backends.compiler import GPUTarget
+    if arch.startswith("cuda:"):  # a device campaign on NVIDIA: the local GPU's own arch
+        from triton.backends.nvidia.compiler import CUDABackend as HIPBackend, CUDAOptions as HIPOptions
+    else:
+        from triton.backends.amd.compiler import HIPBackend, HIPOptions
 
     from gfxhound.compat import warp_size
     from .ops import MATH_OPS, REGISTRY
@@ -102,13 +105,16 @@ def introspect(arch: str) -> Capabilities:
     knobs = {name: list(values) for name, values in KNOB_CANDIDATES.items() if name in fields}
     precisions = ["ieee"]
     try:
-        backend = HIPBackend(GPUTarget("hip", arch, warp_size(arch)))
+        target = GPUTarget("cuda", int(arch[5:]), 32) if arch.startswith("cuda:") else \
+            GPUTarget("hip", arch, warp_size(arch))
+        backend = HIPBackend(target)
         options = backend.parse_options({})
         precisions = sorted(set(options.allowed_dot_input_precisions))
         features.append("target")
     except Exception:  # noqa: BLE001 - an unknown target is reported by the campaign, not here
         pass
-    env_knobs = {name: ["0", "1"] for name in ENV_KNOBS if name in _amd_backend_text()}
+    env_knobs = {} if arch.startswith("cuda:") else {
+        name: ["0", "1"] for name in ENV_KNOBS if name in _amd_backend_text()}
     features += [f"atomic:{op}:{dt}" for op in ATOMIC_OPS for dt in ATOMIC_DTYPES]
     features += [f"math:{name}:{dt}" for name in MATH_OPS for dt in ("fp16", "bf16")]
     return Capabilities(triton.__version__, arch, sorted(features) + [f"dot:{d}" for d in DOT_DTYPES],

@@ -46,6 +46,7 @@ class CampaignConfig:
     caps_cache: str | None = None
     lld: str = "/usr/lib/llvm-22/bin/ld.lld"
     llc: str | None = None  # run `llc -verify-machineinstrs` on each kernel's LLVM IR when set
+    plant: str | None = None  # a planted bug (oracle/planted.py): its kernel family, mutated; nothing is recorded
 
 
 @dataclass
@@ -63,6 +64,7 @@ class Stats:
     verdict_of: dict = field(default_factory=dict)  # spec hash -> verdict, for this run
     resources: Counter = field(default_factory=Counter)  # static facts of the kernels that compiled
     execution: Counter = field(default_factory=Counter)  # interpret/device: compared and undetermined elements
+    planted: Counter = field(default_factory=Counter)  # --plant: runs, flagged, and the verdicts of the rest
 
     def rate(self):
         return self.kernels / max(1e-9, time.time() - self.started)
@@ -213,6 +215,11 @@ class Campaign:
             cancel = False
         except KeyboardInterrupt:
             self.stats.interrupted = True
+        except Exception as exc:
+            from gfxhound.oracle.gpu_pool import DeviceWedged
+            if isinstance(exc, DeviceWedged):
+                raise CampaignError(str(exc)) from None
+            raise
         finally:
             if getattr(self, "gpus", None) is not None:
                 self.gpus.close()
@@ -221,9 +228,15 @@ class Campaign:
 
     def loop(self, pool):
         cfg = self.config
-        streams = [(arch, iter(self.fixed_specs) if self.fixed_specs is not None else
-                    spec_stream(self.caps[arch], cfg.seed * 1000 + i, cfg.max_ops))
-                   for i, arch in enumerate(cfg.targets)]
+        def stream_for(i, arch):
+            if self.fixed_specs is not None:
+                return iter(self.fixed_specs)
+            if cfg.plant:
+                from gfxhound.oracle.planted import spec_stream as planted_stream
+                return planted_stream(cfg.plant, cfg.seed * 1000 + i)
+            return spec_stream(self.caps[arch], cfg.seed * 1000 + i, cfg.max_ops)
+        streams = [(arch, stream_for(i, arch)) for i, arch in enumerate(cfg.targets)]
+        extra = {"plant": cfg.plant} if cfg.plant else None
         caps_json = {arch: caps.to_json() for arch, caps in self.caps.items()}  # serialised once, sent per task
         in_flight, turn, submitted = [], 0, 0
         while True:
@@ -234,7 +247,7 @@ class Campaign:
                 spec = next(stream, None)
                 if spec is None:
                     break
-                task, future = pool.submit(spec.to_json(), caps_json[arch], arch,
+                task, future = pool.submit(spec.to_json(), caps_json[arch], arch, extra=extra,
                                            **({"fn": self.task_fn} if self.task_fn else {}))
                 in_flight.append((spec, arch, task, future))
                 submitted += 1
@@ -291,6 +304,14 @@ class Campaign:
                 stats.resources[name] = max(stats.resources[name], res.get(key, 0))
         for check, status in execution.checks.items():
             stats.coverage[f"check:{check}={status}"] += 1
+        if self.config.plant:
+            from gfxhound.oracle.planted import FLAGGED
+            stats.planted["runs"] += 1
+            stats.planted["flagged" if execution.verdict in FLAGGED else f"missed:{execution.verdict}"] += 1
+            if execution.verdict not in FLAGGED and execution.verdict != "pass":
+                stats.unresolved[(execution.reason or execution.message)[:200]] += 1
+            pool.discard(task)
+            return
         if execution.verdict == "user_error":
             stats.user_errors[f"{execution.reason}: {execution.message.splitlines()[0][:160]}"] += 1
         elif execution.verdict == "unresolved":
@@ -303,10 +324,13 @@ class Campaign:
         pool.discard(task)
 
     def record(self, execution, spec, rendered, caps, task):
-        llc = self.config.llc if execution.stage == "llc-verify" else None
-        repro = render_repro(rendered, execution.target, execution.to_json(), self.toolchain,
-                             execution.spec_hash, timeout_s=int(self.config.timeout * 2), lld=self.config.lld,
-                             llc=llc)
+        if execution.verdict in ("miscompile", "nondeterministic"):
+            repro = self._exec_repro(execution, spec, rendered, caps)
+        else:
+            llc = self.config.llc if execution.stage == "llc-verify" else None
+            repro = render_repro(rendered, execution.target, execution.to_json(), self.toolchain,
+                                 execution.spec_hash, timeout_s=int(self.config.timeout * 2), lld=self.config.lld,
+                                 llc=llc)
         files = {"spec.json": spec.dumps(), "run.json": execution.dumps(), "caps.json": caps.dumps(),
                  "repro.py": repro}
         finding, is_new = self.corpus.record(execution.to_json(), files, Path(task["task_dir"]) / "ir")
@@ -319,6 +343,18 @@ class Campaign:
             "target": execution.target, "count_this_run": self.stats.findings.get(
                 finding.signature, {}).get("count_this_run", 0) + 1, "new": is_new or self.stats.findings.get(
                 finding.signature, {}).get("new", False)}
+
+
+    def _exec_repro(self, execution, spec, rendered, caps):
+        """A wrong result's repro embeds the inputs and the reference's expected values (recomputed here: the
+        reference is deterministic and cheap next to a finding)."""
+        from gfxhound.oracle.exec_repro import render_exec_repro
+        from gfxhound.oracle.inputs import make_inputs
+        from gfxhound.oracle.run_task import reference
+        kind = getattr(self, "gpus", None) and getattr(self.gpus, "kind", "cuda") or ""
+        expected = reference(spec, caps, execution.backend, kind)
+        return render_exec_repro(rendered, spec, make_inputs(spec), expected, execution.to_json(),
+                                 timeout_s=int(self.config.timeout * 2))
 
 
 def parse_budget(text: str):
@@ -344,6 +380,8 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
         "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["signature"]),
         "resources": dict(stats.resources),
         "execution": _execution_summary(stats, n, config.backend) if config.backend != "compile" else {},
+        "planted": dict(stats.planted, name=config.plant,
+                        flagged_share=round(stats.planted.get("flagged", 0) / n, 4)) if config.plant else {},
         "user_errors": dict(stats.user_errors.most_common(20)), "unresolved": dict(stats.unresolved.most_common(20)),
         "coverage": {k: {"kernels": v, "share": round(v / n, 4)} for k, v in sorted(stats.coverage.items())},
     }

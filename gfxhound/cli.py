@@ -85,7 +85,9 @@ def cmd_fuzz(args):
         _need_module("torch", "the interpreter needs torch: pip install torch==2.13.0 (a CPU build)")
     elif args.backend == "device":
         targets = [_device_target()]
-    config = CampaignConfig(backend=args.backend, llc=llc, targets=targets, corpus=args.corpus, seconds=seconds, kernels=kernels,
+    if args.plant and args.backend == "compile":
+        raise UserError("--plant needs a backend that runs kernels: --backend interpret or device")
+    config = CampaignConfig(plant=args.plant, backend=args.backend, llc=llc, targets=targets, corpus=args.corpus, seconds=seconds, kernels=kernels,
                             workers=args.workers, seed=args.seed, timeout=args.timeout, max_ops=args.max_ops,
                             worker_env=env, caps_cache=_cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld")
     console = Console(stderr=True)
@@ -194,6 +196,10 @@ def build_parser():
     fuzz = sub.add_parser("fuzz", help="run a fuzz campaign")
     fuzz.add_argument("--target", default="gfx942", help="comma-separated AMD archs, e.g. gfx942,gfx950")
     fuzz.add_argument("--backend", default="compile", choices=["compile", "interpret", "device"])
+    from gfxhound.oracle.planted import PLANTS
+    fuzz.add_argument("--plant", choices=sorted(PLANTS), default=None,
+                      help="run a planted bug's kernel family instead of the generator (mutation testing of the "
+                           "oracle); nothing is recorded in the corpus")
     fuzz.add_argument("--budget", default="2m", help="duration (10m, 90s) or kernel count (5000)")
     fuzz.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     fuzz.add_argument("--seed", type=int, default=0)

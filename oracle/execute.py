@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from gfxhound.fuzz import dtypes as D
+from gfxhound.fuzz.render import input_strides, memory_shape, row_major_strides
 
 from .inputs import numel
 from .numeric import TORCH
@@ -28,13 +29,29 @@ def fill_value(dtype):
     return raw
 
 
+def reach(spec, axes, strides):
+    """The largest element index any block-padded lane of the launch can address in a buffer: the guard after a
+    buffer covers it, so even a kernel that drops a mask writes into our canaries, not into someone's heap."""
+    top = 0
+    for axis, stride in zip(axes, strides):
+        if axis == "2":
+            padded = 2
+        elif axis == "K":
+            padded = max(-(-spec.sizes["K"] // spec.blocks["K"]), 3) * spec.blocks["K"]
+        else:
+            padded = -(-spec.sizes[axis] // spec.blocks[axis]) * spec.blocks[axis]
+        top += (padded - 1) * int(stride)
+    return top + 1
+
+
 class Buffer:
     """One kernel buffer with canaries either side; `view` is what the kernel gets."""
 
-    def __init__(self, dtype, n, device, content=None, fill=None):
+    def __init__(self, dtype, n, device, content=None, fill=None, reach=0):
         size = D.nbytes(dtype)
         self.dtype, self.n, self.guard = dtype, n, GUARD_BYTES // size
-        raw = torch.full(((2 * self.guard + n) * size,), CANARY_BYTE, dtype=torch.uint8)
+        self.after = self.guard + max(0, reach - n)
+        raw = torch.full(((self.guard + self.after + n) * size,), CANARY_BYTE, dtype=torch.uint8)
         self.whole = raw.view(TORCH[dtype]) if dtype != "i1" else raw
         body = self.whole[self.guard:self.guard + n]
         if content is not None:
@@ -51,8 +68,8 @@ class Buffer:
 
     def guards_intact(self, whole):
         raw, initial = whole.view(torch.uint8), self.initial.view(torch.uint8)
-        g = self.guard * D.nbytes(self.dtype)
-        return bool(torch.equal(raw[:g], initial[:g])) and bool(torch.equal(raw[-g:], initial[-g:]))
+        g, a = self.guard * D.nbytes(self.dtype), self.after * D.nbytes(self.dtype)
+        return bool(torch.equal(raw[:g], initial[:g])) and bool(torch.equal(raw[-a:], initial[-a:]))
 
 
 def prepare(spec, rendered, inputs, device):
@@ -64,14 +81,17 @@ def prepare(spec, rendered, inputs, device):
             index = int(name[3:])
             spec_arg = spec.inputs[index]
             data = inputs[name]
-            buffers[name] = Buffer(spec_arg["dtype"], data.numel(), device, content=data)
+            buffers[name] = Buffer(spec_arg["dtype"], data.numel(), device, content=data,
+                                   reach=reach(spec, spec_arg["axes"], input_strides(spec_arg, spec.sizes)))
             values.append(buffers[name].view)
         elif kind == "ptr":
             index = int(name[4:])
             spec_arg = spec.outputs[index]
             n = numel(spec_arg["axes"], spec.sizes)
             fill = 0 if spec_arg["mode"] == "atomic" else fill_value(spec_arg["dtype"])
-            buffers[name] = Buffer(spec_arg["dtype"], n, device, fill=fill)
+            strides = row_major_strides(memory_shape(spec_arg["axes"], spec.sizes)) if spec_arg["axes"] else []
+            buffers[name] = Buffer(spec_arg["dtype"], n, device, fill=fill,
+                                   reach=reach(spec, spec_arg["axes"], strides))
             values.append(buffers[name].view)
         elif kind == "float":
             values.append(float(arg["value"]))

@@ -41,7 +41,7 @@ def make_inputs(spec) -> dict:
         dtype = arg["dtype"]
         pick = int(torch.randint(0, 1 << 20, (1,), generator=gen))
         if D.is_float(dtype):
-            profile = FLOAT_PROFILES[pick % len(FLOAT_PROFILES)]
+            profile = arg.get("values") or FLOAT_PROFILES[pick % len(FLOAT_PROFILES)]  # a spec may fix it
             if profile == "integers":
                 x = torch.randint(-4, 5, (n,), generator=gen).to(torch.float64)
             elif profile == "dyadic":
@@ -53,7 +53,7 @@ def make_inputs(spec) -> dict:
             out[f"in_{i}"] = x.to(TORCH[dtype])
         else:
             lo, hi = {"i8": (-128, 128), "i32": (-(1 << 31), 1 << 31), "i64": (-(1 << 40), 1 << 40)}[dtype]
-            if INT_PROFILES[pick % len(INT_PROFILES)] == "small":
+            if (arg.get("values") or INT_PROFILES[pick % len(INT_PROFILES)]) == "small":
                 lo, hi = -9, 10
             out[f"in_{i}"] = torch.randint(lo, hi, (n,), generator=gen, dtype=torch.int64).to(TORCH[dtype])
     return out

@@ -40,14 +40,15 @@ class CompilePool:
                                 initargs=(str(self.root), dict(env or {}), shared_cache),
                                 context=multiprocessing.get_context("spawn"))
 
-    def submit(self, spec_json: dict, caps_json: dict, arch: str, fn=None, timeout: float | None = None):
+    def submit(self, spec_json: dict, caps_json: dict, arch: str, fn=None, timeout: float | None = None,
+               extra: dict | None = None):
         fn = fn or run_compile
         self.counter += 1
         task_dir = self.root / "tasks" / f"t{self.counter}"
         task_dir.mkdir(parents=True, exist_ok=True)
         task = {"spec": spec_json, "caps": caps_json, "arch": arch, "task_dir": str(task_dir),
                 "empty_cache": True, "backend": self.backend,
-                "stderr_path": str(task_dir / "stderr.txt"), "llc": self.llc}
+                "stderr_path": str(task_dir / "stderr.txt"), "llc": self.llc, **(extra or {})}
         future = self.pool.schedule(fn, args=(task,), timeout=timeout or self.timeout)
         return task, future
 

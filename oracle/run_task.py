@@ -22,15 +22,19 @@ from .compile_task import _Fd2Redirect, load_kernel
 from .evaluate import UndefinedBehaviour, evaluate
 from .execute import collect, launch, prepare
 from .inputs import make_inputs
+from .planted import PLANTS, mutate_ir, mutate_source
 from .tolerance import table_for
 
 RERUNS = 3
 
 
-def _setup(task):
+def _setup(task, ir_stage=False):
     spec = KernelSpec.from_json(task["spec"])
     caps = Capabilities.from_json(task["caps"])
     rendered = render(spec, caps)
+    plant = task.get("plant")
+    if plant and not (ir_stage and PLANTS[plant].ir_edit):  # a planted bug (oracle/planted.py): edit the source
+        rendered.source = mutate_source(plant, rendered.source)
     return spec, caps, rendered
 
 
@@ -130,7 +134,7 @@ def prepare_device(task: dict) -> dict:
     """CPU side of a device run: the reference, and the compile (the JIT's warm-up fills the shared cache)."""
     task_dir = Path(task["task_dir"])
     try:
-        spec, caps, rendered = _setup(task)
+        spec, caps, rendered = _setup(task, ir_stage=True)
         kernel = load_kernel(rendered.source, task_dir / "kernel.py", rendered.kernel_name)
         try:
             expected = reference(spec, caps, "device", task.get("device_kind", "cuda"))
@@ -141,7 +145,11 @@ def prepare_device(task: dict) -> dict:
     start = time.perf_counter()
     with _Fd2Redirect(task["stderr_path"]):
         try:
-            _warmup(spec, rendered, kernel, task)
+            plant = task.get("plant")
+            if plant and PLANTS[plant].ir_edit:
+                _warmup_with_ir_edit(spec, rendered, kernel, task, plant)
+            else:
+                _warmup(spec, rendered, kernel, task)
             result = {"status": "ok", "expected": expected, "duration": time.perf_counter() - start}
         except BaseException:  # noqa: BLE001 - every compiler failure is data
             os.write(2, traceback.format_exc().encode(errors="replace"))
@@ -157,6 +165,52 @@ def _warmup(spec, rendered, kernel, task):
     env = {k: str(v) for k, v in rendered.env.items()}
     os.environ.update(env)
     kernel.warmup(*values, **constexprs, **options, grid=rendered.grid)
+
+
+def _warmup_with_ir_edit(spec, rendered, kernel, task, plant):
+    """Compile once with Triton's IR dump, edit the dumped stage, and compile again with Triton's IR override:
+    the override is not part of the cache key, so the edited kernel replaces the cache entry the GPU worker's
+    launch will find (FACTS.md)."""
+    stage = PLANTS[plant].ir_edit[0]
+    base = Path(task["task_dir"])
+    dump, override = base / "dump", base / "override"
+    knobs = {"TRITON_KERNEL_DUMP": "1", "TRITON_DUMP_DIR": str(dump), "TRITON_ALWAYS_COMPILE": "1"}
+    saved = {k: os.environ.get(k) for k in list(knobs) + ["TRITON_KERNEL_OVERRIDE", "TRITON_OVERRIDE_DIR"]}
+    try:
+        os.environ.update(knobs)
+        _refresh_knobs()
+        _warmup(spec, rendered, kernel, task)
+        found = sorted(dump.glob(f"*/*.{stage}"))
+        if not found:
+            raise RuntimeError(f"planted bug: no .{stage} was dumped")
+        target = override / found[0].parent.name / found[0].name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(mutate_ir(plant, found[0].read_text()))
+        os.environ.update({"TRITON_KERNEL_OVERRIDE": "1", "TRITON_OVERRIDE_DIR": str(override),
+                           "TRITON_KERNEL_DUMP": "0"})
+        _refresh_knobs()
+        kernel = load_kernel(rendered.source, base / "kernel_override.py", rendered.kernel_name)
+        _warmup(spec, rendered, kernel, task)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        _refresh_knobs()
+
+
+def _refresh_knobs():
+    """Triton >= 3.4 reads these knobs through triton.knobs, which caches environment reads: reset them."""
+    try:
+        import triton.knobs as knobs
+    except ImportError:
+        return
+    for group in ("compilation", "cache"):
+        holder = getattr(knobs, group, None)
+        reset = getattr(holder, "reset", None)
+        if callable(reset):
+            reset()
 
 
 def launch_device(task: dict) -> dict:
@@ -180,6 +234,11 @@ def launch_device(task: dict) -> dict:
 def known_good(task: dict) -> dict:
     """A trivial kernel that must run after a worker was replaced: if it fails, the device is wedged."""
     import torch
-    x = torch.arange(1024, device="cuda", dtype=torch.float32)
-    y = (x * 2).sum().item()
-    return {"status": "ok" if y == 1023 * 1024 else "exception", "text": f"sum {y}"}
+
+    from .known_good import add_one
+    x = torch.arange(1000, device="cuda", dtype=torch.float32)
+    y = torch.zeros_like(x)
+    add_one[(4,)](x, y, 1000, BLOCK=256)
+    torch.cuda.synchronize()
+    ok = bool(torch.equal(y.cpu(), torch.arange(1000, dtype=torch.float32) + 1))
+    return {"status": "ok" if ok else "exception", "text": "known-good kernel " + ("ran" if ok else "was wrong")}

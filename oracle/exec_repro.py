@@ -1,0 +1,194 @@
+"""A standalone repro for a wrong result (DESIGN.md, Repro protocol): kernel, inputs and the oracle's expected
+outputs with their bounds, in one script that needs only triton and torch.
+
+It launches in a child process (a GPU fault or a signal never escapes), on the GPU when there is one and under
+the interpreter otherwise (`--interpret` forces it), and exits 0 when every determined element is within its
+bound, 1 when the kernel is still wrong, 125 when it cannot test (no triton or torch, the kernel does not compile
+or launch here).
+"""
+from __future__ import annotations
+
+import base64
+import io
+import zlib
+
+import torch
+
+TEMPLATE = '''#!/usr/bin/env python3
+"""gfxhound repro {spec_hash}: {verdict} of a kernel found on {backend} ({target}, {toolchain}).
+
+{message}
+
+Run:   python repro.py               exit 0 = results correct, 1 = still wrong, 125 = cannot test here
+       python repro.py --interpret   run under TRITON_INTERPRET=1 on the CPU
+       python repro.py --show        print the child's output
+Needs: triton and torch. The expected values come from gfxhound's torch reference with per-element bounds
+(docs/tolerance.md); elements the reference cannot determine are not compared.
+"""
+import base64
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import zlib
+
+GRID = {grid}
+OPTIONS = {options}
+ENV_KNOBS = {env}
+ARGS = {args}
+TIMEOUT_S = {timeout}
+DATA = {data!r}
+GUARD = 256
+KERNEL = {kernel!r}
+
+
+def child():
+    import importlib.util
+    import torch
+    device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
+    data = torch.load(io.BytesIO(zlib.decompress(base64.b64decode(DATA))), weights_only=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "kernel.py")
+        with open(path, "w") as f:
+            f.write(KERNEL)
+        spec = importlib.util.spec_from_file_location("gfxhound_repro_kernel", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        kernel = module.kernel
+        values, constexprs, buffers = [], {{}}, {{}}
+        for arg in ARGS:
+            name = arg["name"]
+            if arg["kind"] == "ptr":
+                body = data["buffers"][name]
+                size = body.element_size()
+                after = GUARD // size + data["reach"][name]
+                whole = torch.full(((GUARD // size + after + body.numel()) * size,), 0xA5, dtype=torch.uint8)
+                whole = whole.view(body.dtype)
+                whole[GUARD // size:GUARD // size + body.numel()].copy_(body)
+                initial = whole.clone()
+                whole = whole.to(device)
+                buffers[name] = (whole, initial, body.numel())
+                values.append(whole[GUARD // size:GUARD // size + body.numel()])
+            elif arg["kind"] == "constexpr":
+                constexprs[name] = arg["value"]
+            else:
+                values.append(float(arg["value"]) if arg["kind"] == "float" else int(arg["value"]))
+        options = {{}}
+        if device != "cpu":  # the options this backend knows (AMD knobs mean nothing to CUDA)
+            from triton.compiler.compiler import make_backend
+            from triton.runtime import driver
+            backend = make_backend(driver.active.get_current_target())
+            known = set(getattr(type(backend.parse_options({{}})), "__dataclass_fields__", {{}}))
+            options = {{k: v for k, v in OPTIONS.items() if k in known}}
+        os.environ.update(ENV_KNOBS)
+        kernel[GRID](*values, **constexprs, **options)
+        if device != "cpu":
+            torch.cuda.synchronize()
+    wrong = 0
+    for name, (whole, initial, n) in buffers.items():
+        whole = whole.cpu()
+        g = GUARD // whole.element_size()
+        if not torch.equal(whole[:g].view(torch.uint8), initial[:g].view(torch.uint8)) or not torch.equal(
+                whole[g + n:].view(torch.uint8), initial[g + n:].view(torch.uint8)):
+            print(f"{{name}}: a guard region was overwritten")
+            wrong += 1
+        if name.startswith("in_"):
+            continue
+        got, exp = whole[g:g + n], data["expected"][name]
+        is_float = got.is_floating_point()
+        got = got.to(torch.float64) if is_float else got.to(torch.int64)
+        care, written = ~exp["bad"], exp["written"]
+        if is_float:
+            ref, e = exp["v"], exp["e"]
+            close = (got - ref).abs() <= e * (1 + 1e-12)
+            same = torch.where(torch.isnan(ref), torch.isnan(got),
+                               torch.where(torch.isinf(ref), got == ref, ~torch.isnan(got) & close))
+            stray = ~written & ~torch.isnan(got) if exp["mode"] == "store" else ~written & (got != 0)
+        else:
+            same = got == exp["v"]
+            stray = ~written & (got != exp["fill"])
+        bad = (care & written & ~same) | stray
+        count = int(bad.sum())
+        if count:
+            i = int(torch.nonzero(bad).flatten()[0])
+            print(f"{{name}}: {{count}} of {{n}} elements wrong; first [{{i}}] expected {{exp['v'][i].item()}} "
+                  f"+- {{exp['e'][i].item()}}, got {{got[i].item()}}")
+            wrong += count
+    print(f"gfxhound-result: {{wrong}} wrong")
+    sys.exit(3 if wrong else 0)
+
+
+def main():
+    if "--child" in sys.argv:
+        try:
+            import torch  # noqa: F401
+            import triton  # noqa: F401
+        except Exception as exc:  # noqa: BLE001
+            print(f"gfxhound-cannot-test: {{exc}}", file=sys.stderr)
+            sys.exit(125)
+        child()
+        return 0
+    env = dict(os.environ)
+    if "--interpret" in sys.argv:
+        env["TRITON_INTERPRET"] = "1"
+    with tempfile.TemporaryDirectory(prefix="gfxhound-repro-") as cache:
+        env["TRITON_CACHE_DIR"] = cache
+        try:
+            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"], env=env,
+                                  capture_output=True, text=True, timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            print("cannot test: the kernel did not finish in time")
+            return 125
+    text = proc.stdout + proc.stderr
+    if "--show" in sys.argv:
+        print(text)
+    if proc.returncode == 0 and "gfxhound-result: 0 wrong" in text:
+        print("bug absent: every determined element is within its bound")
+        return 0
+    if proc.returncode == 3 and "gfxhound-result:" in text:
+        print("bug present: " + text.split("gfxhound-result:")[0].strip().splitlines()[0][:300])
+        return 1
+    print("cannot test here: " + (text.strip().splitlines() or ["no output"])[-1][:300])
+    return 125
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def render_exec_repro(rendered, spec, inputs: dict, expected, execution: dict, timeout_s: int = 300) -> str:
+    from .execute import fill_value, reach
+    from gfxhound.fuzz.render import input_strides, memory_shape, row_major_strides
+
+    buffers, reaches = {}, {}
+    for i, arg in enumerate(spec.inputs):
+        buffers[f"in_{i}"] = inputs[f"in_{i}"]
+        reaches[f"in_{i}"] = reach(spec, arg["axes"], input_strides(arg, spec.sizes))
+    exp = {}
+    for i, arg in enumerate(spec.outputs):
+        name = f"out_{i}"
+        buf = expected.outputs[name]
+        fill = 0 if arg["mode"] == "atomic" else fill_value(arg["dtype"])
+        buffers[name] = torch.full((buf.numel,), fill, dtype=inputs_dtype(arg["dtype"]))
+        strides = row_major_strides(memory_shape(arg["axes"], spec.sizes)) if arg["axes"] else []
+        reaches[name] = reach(spec, arg["axes"], strides)
+        exp[name] = {"v": buf.v, "e": buf.e, "bad": buf.bad, "written": buf.written, "mode": buf.mode,
+                     "fill": int(fill) if not isinstance(fill, float) else 0}
+    blob = io.BytesIO()
+    torch.save({"buffers": buffers, "expected": exp, "reach": {k: max(0, v - buffers[k].numel())
+                                                                for k, v in reaches.items()}}, blob)
+    data = base64.b64encode(zlib.compress(blob.getvalue(), 9)).decode()
+    message = "\n".join(line[:200] for line in execution.get("message", "").splitlines()[:6])
+    return TEMPLATE.format(spec_hash=execution["spec_hash"], verdict=execution["verdict"],
+                           backend=execution["backend"], target=execution["target"],
+                           toolchain=execution["toolchain"], message=message, grid=tuple(rendered.grid),
+                           options=repr(dict(rendered.options)),
+                           env=repr({k: str(v) for k, v in rendered.env.items()}), args=repr(rendered.args),
+                           timeout=int(timeout_s), data=data, kernel=rendered.source)
+
+
+def inputs_dtype(name):
+    from .numeric import TORCH
+    return TORCH[name]

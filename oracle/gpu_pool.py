@@ -1,0 +1,92 @@
+"""One worker per GPU, pinned with CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES; a fault costs one worker.
+
+CUDA and HIP errors are sticky: after a fault or a timeout the worker's context is unusable, so the worker is
+replaced and a known-good kernel runs on the new one before the campaign goes on. If that fails too, the device
+is wedged and the campaign stops with a message that says so.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+
+from pebble import ProcessExpired, ProcessPool
+
+from .run_task import known_good, launch_device
+
+
+class DeviceWedged(Exception):
+    """The GPU does not run a known-good kernel after its worker was replaced."""
+
+
+def _gpu_init(env: dict, index: int, cache: str):
+    os.environ.update(env)
+    os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["HIP_VISIBLE_DEVICES"] = str(index)
+    os.environ["TRITON_CACHE_DIR"] = cache
+    import torch  # noqa: F401 - the CUDA/HIP context is created by the first task
+
+
+def _exit_worker():
+    os._exit(0)
+
+
+def gpu_count() -> int:
+    import torch
+    return torch.cuda.device_count()
+
+
+class GpuPool:
+    def __init__(self, cache: Path, env: dict, timeout: float, gpus: int | None = None):
+        Path(cache).mkdir(parents=True, exist_ok=True)
+        self.timeout = timeout
+        self.count = gpus or max(1, gpu_count())
+        ctx = multiprocessing.get_context("spawn")
+        self.pools = [ProcessPool(max_workers=1, initializer=_gpu_init, initargs=(dict(env), i, str(cache)),
+                                  context=ctx) for i in range(self.count)]
+        self.turn = 0
+        self.replaced = 0
+        self.busy_seconds = 0.0
+
+    def run(self, task: dict, expected) -> dict:
+        """Launch one prepared kernel on the next GPU; the outcome as plain data (status, phase "run")."""
+        index = self.turn % self.count
+        self.turn += 1
+        pool = self.pools[index]
+        future = pool.schedule(launch_device, args=(dict(task, expected=expected),), timeout=self.timeout)
+        try:
+            result = future.result()
+        except FutureTimeout:
+            result = {"status": "timeout", "phase": "run", "duration": self.timeout, "fatal": True}
+        except ProcessExpired as exc:
+            code = exc.exitcode
+            result = {"status": "died", "phase": "run", "fatal": True,
+                      "ended": f"signal:{-code}" if code and code < 0 else f"exit:{code}"}
+        self.busy_seconds += result.get("duration", 0.0)
+        stderr = Path(task["stderr_path"])
+        native = stderr.read_text(errors="replace") if stderr.exists() else ""
+        result["text"] = native + ("\n" + result["text"] if result.get("text") else "")
+        if result.get("fatal"):
+            self.replace(index)
+        return result
+
+    def replace(self, index: int):
+        """Retire the worker of GPU `index` and prove the device still works."""
+        self.replaced += 1
+        pool = self.pools[index]
+        try:
+            pool.schedule(_exit_worker).result()
+        except (ProcessExpired, Exception):  # noqa: BLE001 - the worker is meant to go away
+            pass
+        try:
+            check = pool.schedule(known_good, args=({},), timeout=120).result()
+        except Exception as exc:  # noqa: BLE001
+            check = {"status": "exception", "text": f"{type(exc).__name__}: {exc}"}
+        if check.get("status") != "ok":
+            raise DeviceWedged(f"GPU {index} did not run a known-good kernel after its worker was replaced "
+                               f"({check.get('text', '')[:200]}); reset the device and start again")
+
+    def close(self):
+        for pool in self.pools:
+            pool.stop()
+            pool.join(timeout=30)

@@ -1,0 +1,110 @@
+"""Planted bugs: mutation testing of our own oracle.
+
+Each planted bug is a deliberately wrong compilation of a kernel family where the defect is visible by
+construction: a dropped store mask (ragged sizes, so lanes past the end are written), a load offset off by one,
+`fadd` turned into `fsub` (a source edit under the interpreter; on a GPU an edit of the LLVM IR through Triton's
+own override mechanism, so it runs the real code generator), and a K-loop accumulator rounded to fp16 every
+iteration (a wrong accumulation dtype). The oracle always judges the *unmutated* spec; a planted run that is not
+flagged (miscompile, nondeterministic or runtime fault) is a hole in the oracle.
+
+Runs go through the normal campaign path (`gfxhound fuzz --plant NAME`): the family's specs replace the
+generator, and the worker applies the mutation after rendering.
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from gfxhound.spec import KernelSpec, Launch
+
+FLAGGED = ("miscompile", "nondeterministic", "runtime_fault")
+
+
+@dataclass(frozen=True)
+class Plant:
+    name: str
+    family: str  # "elementwise" | "matmul"
+    what: str
+    pattern: str  # regex on the rendered source (what the source edit replaces)
+    replacement: str
+    ir_edit: tuple = ()  # device backend: (stage suffix, regex, replacement) applied to the dumped IR instead
+
+
+PLANTS = {p.name: p for p in (
+    Plant("drop-mask", "elementwise", "a store loses its mask (lanes past the ragged edge are written)",
+          r"(tl\.store\([^\n]*?), mask=[^\n]*\)\n", r"\1)\n"),
+    Plant("off-by-one", "elementwise", "a load's offset is one element too far",
+          r"tl\.load\(in_0 \+ \(", "tl.load(in_0 + 1 + ("),
+    Plant("fadd-fsub", "elementwise", "the float add becomes a subtract",
+          r"(\n\s+v_\d+ = v_\d+) \+ (v_\d+\n)", r"\1 - \2", ir_edit=("llir", r"\bfadd\b", "fsub")),
+    Plant("wrong-acc-dtype", "matmul", "the K-loop accumulator is rounded to fp16 every iteration",
+          r"(\n\s+v_\d+ = tl\.dot\([^\n]*\))\n", r"\1.to(tl.float16).to(tl.float32)\n"),
+)}
+
+
+def mutate_source(name: str, source: str) -> str:
+    """The source with the planted defect; raises ValueError when the family's kernel does not fit the pattern."""
+    plant = PLANTS[name]
+    new, count = re.subn(plant.pattern, plant.replacement, source, count=1)
+    if count != 1:
+        raise ValueError(f"planted bug {name}: pattern not found in the kernel")
+    return new
+
+
+def mutate_ir(name: str, text: str) -> str:
+    _, pattern, replacement = PLANTS[name].ir_edit
+    new, count = re.subn(pattern, replacement, text, count=1)
+    if count != 1:
+        raise ValueError(f"planted bug {name}: IR pattern not found")
+    return new
+
+
+def _ragged(rng, block):
+    size = rng.randint(1, 4) * block + rng.randint(1, block - 1)
+    return size
+
+
+def elementwise_spec(rng: random.Random) -> KernelSpec:
+    bm, bn = rng.choice([16, 32, 64]), rng.choice([16, 32, 64])
+    sizes = {"M": _ragged(rng, bm), "N": _ragged(rng, bn), "K": 16}
+    body = [{"op": "load", "args": [1], "attrs": {"masked": True, "other": 0}},
+            {"op": "load", "args": [0], "attrs": {"masked": True, "other": 0}},
+            {"op": "add", "args": [1, 0], "attrs": {}},
+            {"op": "store", "args": [0, 0], "attrs": {}}]
+    return KernelSpec(blocks={"M": bm, "N": bn, "K": 16}, sizes=sizes, grid="MN",
+                      inputs=[{"dtype": "fp32", "axes": "MN", "order": "row", "values": "real"},
+                              {"dtype": "fp32", "axes": "MN", "order": "row", "values": "real"}],
+                      scalars=[], outputs=[{"dtype": "fp32", "axes": "MN", "mode": "store"}], body=body,
+                      launch=Launch(num_warps=rng.choice([1, 2, 4, 8]), num_stages=2),
+                      meta={"planted_family": "elementwise"})
+
+
+def matmul_spec(rng: random.Random) -> KernelSpec:
+    bm, bn, bk = rng.choice([16, 32, 64]), rng.choice([16, 32, 64]), rng.choice([16, 32])
+    sizes = {"M": rng.randint(1, 3) * bm, "N": rng.randint(1, 3) * bn, "K": rng.randint(2, 8) * bk}
+    loop = {"trip": ["cdiv", "K"], "stages": None, "carry": [0], "yield": [0], "body": [
+        {"op": "load", "args": [1], "attrs": {"masked": True, "other": 0}},
+        {"op": "load", "args": [0], "attrs": {"masked": True, "other": 0}},
+        {"op": "dot_acc", "args": [1, 0, 0], "attrs": {}},
+    ]}
+    body = [{"op": "full", "args": [], "attrs": {"dtype": "fp32", "axes": "MN", "value": 0}},
+            {"for": loop},
+            {"op": "store", "args": [0, 0], "attrs": {}}]
+    return KernelSpec(blocks={"M": bm, "N": bn, "K": bk}, sizes=sizes, grid="MN",
+                      inputs=[{"dtype": "fp16", "axes": "MK", "order": "row", "values": "real"},
+                              {"dtype": "fp16", "axes": "KN", "order": "row", "values": "real"}],
+                      scalars=[], outputs=[{"dtype": "fp32", "axes": "MN", "mode": "store"}], body=body,
+                      launch=Launch(num_warps=rng.choice([2, 4, 8]), num_stages=rng.choice([1, 2, 3])),
+                      meta={"planted_family": "matmul"})
+
+
+FAMILIES = {"elementwise": elementwise_spec, "matmul": matmul_spec}
+
+
+def spec_stream(name: str, seed: int):
+    """Specs of the planted bug's family, forever; the same seed gives the same specs."""
+    rng = random.Random(f"{name}:{seed}")
+    family = FAMILIES[PLANTS[name].family]
+    while True:
+        yield family(rng)
