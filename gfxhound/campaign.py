@@ -222,6 +222,7 @@ class Campaign:
             raise
         finally:
             if getattr(self, "gpus", None) is not None:
+                self.gpus_busy = self.gpus.busy_seconds
                 self.gpus.close()
             pool.close(cancel=cancel)
         return self.stats
@@ -236,7 +237,9 @@ class Campaign:
                 return planted_stream(cfg.plant, cfg.seed * 1000 + i)
             return spec_stream(self.caps[arch], cfg.seed * 1000 + i, cfg.max_ops)
         streams = [(arch, stream_for(i, arch)) for i, arch in enumerate(cfg.targets)]
-        extra = {"plant": cfg.plant} if cfg.plant else None
+        extra = {"plant": cfg.plant} if cfg.plant else {}
+        if cfg.backend == "device":
+            extra["device_kind"] = self.gpus.kind
         caps_json = {arch: caps.to_json() for arch, caps in self.caps.items()}  # serialised once, sent per task
         in_flight, turn, submitted = [], 0, 0
         while True:
@@ -351,7 +354,7 @@ class Campaign:
         from gfxhound.oracle.exec_repro import render_exec_repro
         from gfxhound.oracle.inputs import make_inputs
         from gfxhound.oracle.run_task import reference
-        kind = getattr(self, "gpus", None) and getattr(self.gpus, "kind", "cuda") or ""
+        kind = self.gpus.kind if getattr(self, "gpus", None) is not None else ""
         expected = reference(spec, caps, execution.backend, kind)
         return render_exec_repro(rendered, spec, make_inputs(spec), expected, execution.to_json(),
                                  timeout_s=int(self.config.timeout * 2))

@@ -44,6 +44,8 @@ class GpuPool:
         ctx = multiprocessing.get_context("spawn")
         self.pools = [ProcessPool(max_workers=1, initializer=_gpu_init, initargs=(dict(env), i, str(cache)),
                                   context=ctx) for i in range(self.count)]
+        import torch
+        self.kind = "hip" if getattr(torch.version, "hip", None) else "cuda"  # picks the tolerance table
         self.turn = 0
         self.replaced = 0
         self.busy_seconds = 0.0
