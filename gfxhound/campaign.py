@@ -268,7 +268,11 @@ class Campaign:
         if backend == "compile":
             return judge_compile(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec))
         if backend == "device" and outcome["status"] == "ok":
+            self.stats.execution["prepare_ms"] += int(1000 * outcome.get("duration", 0))
             launched = self.gpus.run(task, outcome.pop("expected"))
+            self.stats.execution["launch_ms"] += int(1000 * launched.get("duration", 0))
+            self.stats.execution["first_run_ms"] += int(1000 * launched.get("first_run_s", 0))
+            self.stats.execution["launched"] += 1
             outcome = dict(launched, features=outcome.get("features"),
                            duration=outcome.get("duration", 0) + launched.get("duration", 0))
         ops = []

@@ -27,6 +27,7 @@ USER_ERROR_PATTERNS = [
     (r"got an unexpected keyword argument", "API not in this release"),
     (r"unsupported target|Unknown target|not a supported target", "target not supported by this release"),
     (r"num_warps must be a power of 2", "invalid launch option"),
+    (r"Input shapes should have M >= \d+, N >= \d+ and K >= \d+", "dot tile below the target's minimum"),
     (r"cannot lower '[\w.]+' to a direct-to-LDS copy", "a forced knob's documented limitation on this target"),
     (r"atomic_\w+ does not support \w+|atomic \w+ is not supported for|Unsupported lhs dtype|Unsupported rhs dtype",
      "dtype not supported by this op"),

@@ -21,6 +21,7 @@ class DeviceWedged(Exception):
 
 
 def _gpu_init(env: dict, index: int, cache: str):
+    os.dup2(2, 1)  # what a worker prints (Triton's "Overriding kernel ...") must not mix with the CLI's stdout
     os.environ.update(env)
     os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["HIP_VISIBLE_DEVICES"] = str(index)
     os.environ["TRITON_CACHE_DIR"] = cache

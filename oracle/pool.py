@@ -19,6 +19,7 @@ from .compile_task import run_compile
 
 
 def _worker_init(root: str, env: dict, shared_cache: bool = False):
+    os.dup2(2, 1)  # what a worker prints (Triton's "Overriding kernel ...") must not mix with the CLI's stdout
     os.environ.update(env)
     cache = Path(root) / "cache" / ("shared" if shared_cache else str(os.getpid()))
     cache.mkdir(parents=True, exist_ok=True)
