@@ -242,8 +242,9 @@ class Campaign:
             extra["device_kind"] = self.gpus.kind
         caps_json = {arch: caps.to_json() for arch, caps in self.caps.items()}  # serialised once, sent per task
         in_flight, turn, submitted = [], 0, 0
+        self.gpu_queue, self.gpu_running = [], []  # device: prepared kernels waiting for / running on a GPU
         while True:
-            while len(in_flight) < cfg.workers * 2 and self.budget_left() and (
+            while len(in_flight) < cfg.workers * 2 and len(self.gpu_queue) < 8 and self.budget_left() and (
                     cfg.kernels is None or submitted < cfg.kernels):
                 arch, stream = streams[turn % len(streams)]
                 turn += 1
@@ -254,27 +255,44 @@ class Campaign:
                                            **({"fn": self.task_fn} if self.task_fn else {}))
                 in_flight.append((spec, arch, task, future))
                 submitted += 1
-            if not in_flight:
+            self.dispatch_gpus()
+            if not in_flight and not self.gpu_queue and not self.gpu_running:
                 return
-            wait([item[3] for item in in_flight], timeout=1.0, return_when=FIRST_COMPLETED)
+            wait([item[3] for item in in_flight] + [item[-1] for item in self.gpu_running], timeout=1.0,
+                 return_when=FIRST_COMPLETED)
             for item in [item for item in in_flight if item[3].done()]:
                 in_flight.remove(item)
                 self.finish_one(pool, *item)
+            for item in [item for item in self.gpu_running if item[-1].done()]:
+                self.gpu_running.remove(item)
+                spec, arch, task, prepared, index, future = item
+                launched = self.gpus.collect(index, task, future)
+                self.complete(pool, spec, arch, task, self.merge_launch(prepared, launched))
             self.on_progress(self.stats)
+
+    def dispatch_gpus(self):
+        """Keep every GPU busy with one kernel at a time (a fault must be seen before the next launch)."""
+        for index in self.gpus.idle() if self.gpu_queue else []:
+            if not self.gpu_queue:
+                break
+            spec, arch, task, prepared = self.gpu_queue.pop(0)
+            future = self.gpus.submit(index, task, prepared.pop("expected"))
+            self.gpu_running.append((spec, arch, task, prepared, index, future))
+
+    def merge_launch(self, prepared, launched):
+        ex = self.stats.execution
+        ex["prepare_ms"] += int(1000 * prepared.get("duration", 0))
+        ex["launch_ms"] += int(1000 * launched.get("duration", 0))
+        ex["first_run_ms"] += int(1000 * launched.get("first_run_s", 0))
+        ex["launched"] += 1
+        return dict(launched, features=prepared.get("features"),
+                    duration=prepared.get("duration", 0) + launched.get("duration", 0))
 
     def judge(self, pool, spec, arch, task, outcome):
         """The verdict of one kernel; a device run goes to the GPU here, once its compile and reference are done."""
         backend = self.config.backend
         if backend == "compile":
             return judge_compile(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec))
-        if backend == "device" and outcome["status"] == "ok":
-            self.stats.execution["prepare_ms"] += int(1000 * outcome.get("duration", 0))
-            launched = self.gpus.run(task, outcome.pop("expected"))
-            self.stats.execution["launch_ms"] += int(1000 * launched.get("duration", 0))
-            self.stats.execution["first_run_ms"] += int(1000 * launched.get("first_run_s", 0))
-            self.stats.execution["launched"] += 1
-            outcome = dict(launched, features=outcome.get("features"),
-                           duration=outcome.get("duration", 0) + launched.get("duration", 0))
         ops = []
         if "features" in outcome and outcome["features"]:
             for name, count in outcome["features"]["ops"].items():
@@ -283,6 +301,12 @@ class Campaign:
 
     def finish_one(self, pool, spec, arch, task, future):
         outcome = pool.outcome(task, future)
+        if self.config.backend == "device" and outcome["status"] == "ok" and "expected" in outcome:
+            self.gpu_queue.append((spec, arch, task, outcome))  # compiled, reference ready: to a GPU next
+            return
+        self.complete(pool, spec, arch, task, outcome)
+
+    def complete(self, pool, spec, arch, task, outcome):
         caps = self.caps[arch]
         execution = self.judge(pool, spec, arch, task, outcome)
         stats = self.stats

@@ -48,15 +48,27 @@ class GpuPool:
         import torch
         self.kind = "hip" if getattr(torch.version, "hip", None) else "cuda"  # picks the tolerance table
         self.turn = 0
+        self.running = set()
         self.replaced = 0
         self.busy_seconds = 0.0
 
+    def idle(self) -> list:
+        return [i for i in range(self.count) if i not in self.running]
+
+    def submit(self, index: int, task: dict, expected):
+        future = self.pools[index].schedule(launch_device, args=(dict(task, expected=expected),),
+                                            timeout=self.timeout)
+        self.running.add(index)
+        return future
+
     def run(self, task: dict, expected) -> dict:
-        """Launch one prepared kernel on the next GPU; the outcome as plain data (status, phase "run")."""
+        """Launch one prepared kernel on the next GPU and wait; the outcome as plain data (status, phase "run")."""
         index = self.turn % self.count
         self.turn += 1
-        pool = self.pools[index]
-        future = pool.schedule(launch_device, args=(dict(task, expected=expected),), timeout=self.timeout)
+        return self.collect(index, task, self.submit(index, task, expected))
+
+    def collect(self, index: int, task: dict, future) -> dict:
+        self.running.discard(index)
         try:
             result = future.result()
         except FutureTimeout:

@@ -165,7 +165,10 @@ def _warmup(spec, rendered, kernel, task):
     options = _launch_options(rendered, "device")
     env = {k: str(v) for k, v in rendered.env.items()}
     os.environ.update(env)
-    kernel.warmup(*values, **constexprs, **options, grid=rendered.grid)
+    compiled = kernel.warmup(*values, **constexprs, **options, grid=rendered.grid)
+    init = getattr(compiled, "_init_handles", None)
+    if callable(init):  # build the launcher here (a C compile per new signature) so the GPU worker only launches
+        init()
 
 
 def _warmup_with_ir_edit(spec, rendered, kernel, task, plant):
