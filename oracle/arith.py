@@ -89,6 +89,9 @@ class Arith:
         dtype = a.dtype
         prod = a.v * b.v
         e = a.v.abs() * b.e + b.v.abs() * a.e + a.e * b.e + c.e
+        if dtype == "fp64":  # float64 cannot hold the exact product of two fp64 values: one rounding either way
+            return finish(dtype, prod + c.v, e, torch.zeros_like(a.bad), absolute=2 * UNIT[dtype] * prod.abs(),
+                          bad=any_bad(a, b, c))
         if self.table.fma_fused:
             return finish(dtype, prod + c.v, e, exact_mask(a, b, c), bad=any_bad(a, b, c))
         # two roundings: the product's rounding error is not scaled by the (possibly cancelling) result

@@ -38,17 +38,19 @@ INTERPRET = Table("interpret", {
     "rsqrt": FnError(3), "sin": FnError(4), "cos": FnError(4), "erf": FnError(4), "sigmoid": FnError(8, 0, 1),
 }, div_ulps=0.0, fma_fused=False)
 
-# NVIDIA: tl.exp -> ex2.approx.ftz(x * log2 e), log/log2 -> lg2.approx (absolute error near 1), sqrt/rsqrt and
-# division approximate (div.full.f32: 2 ulp), sin/cos/erf from libdevice.
+# NVIDIA (Triton 3.4-3.9, read from the PTX): tl.exp is ex2.approx(x * log2 e), documented for __expf as
+# 2 + 1.17|x| ulp; exp2, sqrt and rsqrt are approx instructions (2 ulp); log, log2, sin, cos and erf come from
+# libdevice (1-2 ulp, plus an absolute term near log's zero); fp32 division is div.full.f32 (2 ulp).
 CUDA = Table("cuda", {
-    "exp": FnError(4, 0.0, 2.0), "exp2": FnError(4), "log": FnError(4, 2.0 ** -21), "log2": FnError(4, 2.0 ** -21),
-    "sqrt": FnError(4), "rsqrt": FnError(4), "sin": FnError(4, 2.0 ** -20), "cos": FnError(4, 2.0 ** -20),
-    "erf": FnError(4), "sigmoid": FnError(12, 2.0 ** -22, 2.0),
+    "exp": FnError(4, 0.0, 2.0), "exp2": FnError(4), "log": FnError(4, 2.0 ** -22), "log2": FnError(4, 2.0 ** -22),
+    "sqrt": FnError(4), "rsqrt": FnError(4), "sin": FnError(4, 2.0 ** -24), "cos": FnError(4, 2.0 ** -24),
+    "erf": FnError(4), "sigmoid": FnError(12, 2.0 ** -126, 2.0),
 }, div_ulps=4.0)
 
-# AMD: v_exp_f32 / v_log_f32 (1 ulp, scaled arguments), v_sqrt_f32 / v_rsq_f32, division through v_rcp_f32 in
-# fast paths; the same structure as NVIDIA with the same margins. Not yet checked against AMD hardware.
-HIP = Table("hip", dict(CUDA.functions), div_ulps=4.0)
+# AMD gfx942 (read from the AMDGCN): exp through v_exp_f32 after the same x * log2 e product, log/log2 through
+# v_log_f32, sqrt/rsqrt 1-2 ulp, sin/cos/erf from OCML, fp32 division correctly rounded (IEEE expansion).
+# Not yet checked against AMD hardware: the margins are NVIDIA's.
+HIP = Table("hip", dict(CUDA.functions), div_ulps=0.0)
 
 TABLES = {"interpret": INTERPRET, "cuda": CUDA, "hip": HIP}
 
