@@ -11,7 +11,7 @@ mkdir -p "$OUT"
 python -m gfxhound fuzz --backend device --budget "$KERNELS" --workers "$WORKERS" --seed "${SEED:-3}" \
     --corpus "$OUT/corpus" --json --quiet > "$OUT/campaign.json" 2> "$OUT/campaign.err"
 echo "campaign exit $?"
-for plant in drop-mask off-by-one fadd-fsub wrong-acc-dtype; do
+for plant in drop-mask off-by-one fadd-fsub wrong-acc-dtype missing-barrier; do
     python -m gfxhound fuzz --backend device --plant "$plant" --budget "$PLANT_RUNS" --workers "$WORKERS" \
         --corpus "$OUT/planted" --json --quiet > "$OUT/plant-$plant.json" 2> "$OUT/plant-$plant.err"
     echo "plant $plant exit $?"

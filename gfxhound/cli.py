@@ -87,6 +87,11 @@ def cmd_fuzz(args):
         targets = [_device_target()]
     if args.plant and args.backend == "compile":
         raise UserError("--plant needs a backend that runs kernels: --backend interpret or device")
+    if args.plant and args.backend == "interpret":
+        from gfxhound.oracle.planted import PLANTS
+        if not PLANTS[args.plant].pattern:
+            raise UserError(f"planted bug {args.plant} needs a GPU (--backend device): the interpreter runs each "
+                            "program as one thread, so it has no barrier to miss")
     config = CampaignConfig(plant=args.plant, backend=args.backend, llc=llc, targets=targets, corpus=args.corpus, seconds=seconds, kernels=kernels,
                             workers=args.workers, seed=args.seed, timeout=args.timeout, max_ops=args.max_ops,
                             worker_env=env, caps_cache=_cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld")

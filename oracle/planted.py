@@ -29,6 +29,7 @@ class Plant:
     pattern: str  # regex on the rendered source (what the source edit replaces)
     replacement: str
     ir_edit: tuple = ()  # device backend: (stage suffix, regex, replacement) applied to the dumped IR instead
+    ir_count: int = 1  # how many matches the IR edit replaces (0: all)
 
 
 PLANTS = {p.name: p for p in (
@@ -40,12 +41,18 @@ PLANTS = {p.name: p for p in (
           r"(\n\s+v_\d+ = v_\d+) \+ (v_\d+\n)", r"\1 - \2", ir_edit=("llir", r"\bfadd\b", "fsub")),
     Plant("wrong-acc-dtype", "matmul", "the K-loop accumulator is rounded to fp16 every iteration",
           r"(\n\s+v_\d+ = tl\.dot\([^\n]*\))\n", r"\1.to(tl.float16).to(tl.float32)\n"),
+    Plant("missing-barrier", "reduction", "the barrier between a cross-warp reduction's shared-memory write and "
+          "read is deleted from the LLVM IR (a GPU only: the interpreter runs a program as one thread)",
+          "", "", ir_edit=("llir", r"\n[ \t]*(?:tail )?call void @llvm\.(?:amdgcn\.s\.barrier|nvvm\.barrier[\w.]*)"
+                                   r"\([^)\n]*\)[^\n]*", ""), ir_count=0),
 )}
 
 
 def mutate_source(name: str, source: str) -> str:
     """The source with the planted defect; raises ValueError when the family's kernel does not fit the pattern."""
     plant = PLANTS[name]
+    if not plant.pattern:
+        raise ValueError(f"planted bug {name} has no source form: it needs --backend device")
     new, count = re.subn(plant.pattern, plant.replacement, source, count=1)
     if count != 1:
         raise ValueError(f"planted bug {name}: pattern not found in the kernel")
@@ -53,9 +60,10 @@ def mutate_source(name: str, source: str) -> str:
 
 
 def mutate_ir(name: str, text: str) -> str:
-    _, pattern, replacement = PLANTS[name].ir_edit
-    new, count = re.subn(pattern, replacement, text, count=1)
-    if count != 1:
+    plant = PLANTS[name]
+    _, pattern, replacement = plant.ir_edit
+    new, count = re.subn(pattern, replacement, text, count=plant.ir_count)
+    if count < 1:
         raise ValueError(f"planted bug {name}: IR pattern not found")
     return new
 
@@ -99,7 +107,21 @@ def matmul_spec(rng: random.Random) -> KernelSpec:
                       meta={"planted_family": "matmul"})
 
 
-FAMILIES = {"elementwise": elementwise_spec, "matmul": matmul_spec}
+def reduction_spec(rng: random.Random) -> KernelSpec:
+    """Row sums over a wide block: with several warps along N, the partial sums meet in shared memory."""
+    bn = rng.choice([256, 512])
+    sizes = {"M": rng.randint(1, 4) * 16, "N": bn - rng.choice([0, 3]), "K": 16}
+    body = [{"op": "load", "args": [0], "attrs": {"masked": True, "other": 0}},
+            {"op": "sum", "args": [0], "attrs": {"axis": 1, "promote": False}},
+            {"op": "store", "args": [0, 0], "attrs": {}}]
+    return KernelSpec(blocks={"M": 16, "N": bn, "K": 16}, sizes=sizes, grid="M",
+                      inputs=[{"dtype": "fp32", "axes": "MN", "order": "row", "values": "integers"}],
+                      scalars=[], outputs=[{"dtype": "fp32", "axes": "M", "mode": "store"}], body=body,
+                      launch=Launch(num_warps=rng.choice([4, 8]), num_stages=1),
+                      meta={"planted_family": "reduction"})
+
+
+FAMILIES = {"elementwise": elementwise_spec, "matmul": matmul_spec, "reduction": reduction_spec}
 
 
 def spec_stream(name: str, seed: int):

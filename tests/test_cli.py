@@ -38,6 +38,7 @@ def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
     (["fuzz", "--budget", "soon"], "--budget"),
     (["fuzz", "--backend", "device", "--budget", "1"], "found no GPU"),
     (["fuzz", "--backend", "interpret", "--llc", "auto", "--budget", "1"], "--llc checks compiled code"),
+    (["fuzz", "--backend", "interpret", "--plant", "missing-barrier", "--budget", "1"], "needs a GPU"),
     (["fuzz", "--timeout", "0", "--budget", "1"], "--timeout"),
     (["fuzz", "--workers", "0", "--budget", "1"], "--workers"),
     (["corpus", "show", "feedbeef"], "no finding matches"),

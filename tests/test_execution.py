@@ -49,7 +49,10 @@ def test_interpret_campaign_has_no_miscompiles(gfxhound_bin, tmp_path):
     assert summary["coverage"]["op:dot_acc"]["share"] > 0.2 and "op:atomic" in summary["coverage"]
 
 
-@pytest.mark.parametrize("plant", sorted(PLANTS))
+SOURCE_PLANTS = sorted(name for name, plant in PLANTS.items() if plant.pattern)
+
+
+@pytest.mark.parametrize("plant", SOURCE_PLANTS)
 def test_planted_bugs_are_flagged(gfxhound_bin, tmp_path, plant):
     summary = fuzz(gfxhound_bin, tmp_path, "--plant", plant, "--budget", "20", "--seed", "3")
     assert summary["planted"]["runs"] == 20
@@ -77,6 +80,26 @@ def test_planted_families_pass_without_the_plant(tmp_path, plant):
         result = json.loads(out.stdout.strip().splitlines()[-1])
         assert result["status"] == "ok" and result["checks"]["mismatches"] == 0, (out.stderr[-2000:], result)
     assert run_interpret  # the same entry point the campaign's workers run
+
+
+def test_the_missing_barrier_edit_applies_to_real_amd_code(tmp_path, worker_env):
+    """A GPU-only plant: check here that the kernels it edits do have workgroup barriers to delete."""
+    os.environ.update(worker_env)
+    from gfxhound import compat
+    from gfxhound.oracle.compile_task import load_kernel
+    from gfxhound.oracle.planted import mutate_ir
+    caps = assume_all("gfx942")
+    stream = spec_stream("missing-barrier", 1)
+    for i in range(2):
+        spec = next(stream)
+        rendered = render(spec, caps)
+        (tmp_path / f"k{i}").mkdir()
+        kernel = load_kernel(rendered.source, tmp_path / f"k{i}" / "kernel.py", rendered.kernel_name)
+        llir = compat.compile_for_amd(kernel, rendered.args, "gfx942", rendered.options).asm["llir"]
+        edited = mutate_ir("missing-barrier", llir)
+        assert "llvm.amdgcn.s.barrier()" in llir and "call void @llvm.amdgcn.s.barrier" not in edited
+    with pytest.raises(ValueError):
+        mutate_source("missing-barrier", rendered.source)
 
 
 def test_a_wrong_result_repro_reproduces_and_a_right_one_does_not(tmp_path):

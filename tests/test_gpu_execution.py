@@ -35,7 +35,7 @@ def test_device_campaign_runs_and_judges(tmp_path):
     assert not wrong, f"miscompiles to explain or fix: {wrong}"
 
 
-@pytest.mark.parametrize("plant", ["drop-mask", "off-by-one", "fadd-fsub", "wrong-acc-dtype"])
+@pytest.mark.parametrize("plant", ["drop-mask", "off-by-one", "fadd-fsub", "wrong-acc-dtype", "missing-barrier"])
 def test_planted_bugs_are_flagged_on_the_gpu(tmp_path, plant):
     summary = _fuzz(tmp_path, "--plant", plant, budget="40")
     print("planted", plant, summary["planted"], summary["unresolved"])
