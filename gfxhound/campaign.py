@@ -133,9 +133,12 @@ class Campaign:
                 self._store_caps(self.caps[arch])
 
     def _probe_fn(self):
-        from gfxhound.oracle.compile_task import run_compile
+        """What a worker runs per kernel; the execution backends' tasks need torch, a compile campaign never."""
+        if self.config.backend == "compile":
+            from gfxhound.oracle.compile_task import run_compile
+            return run_compile
         from gfxhound.oracle.run_task import prepare_device, run_interpret
-        return {"compile": run_compile, "interpret": run_interpret, "device": prepare_device}[self.config.backend]
+        return {"interpret": run_interpret, "device": prepare_device}[self.config.backend]
 
     def _probe_verdict(self, outcome, arch):
         if self.config.backend == "compile":
@@ -216,9 +219,10 @@ class Campaign:
         except KeyboardInterrupt:
             self.stats.interrupted = True
         except Exception as exc:
-            from gfxhound.oracle.gpu_pool import DeviceWedged
-            if isinstance(exc, DeviceWedged):
-                raise CampaignError(str(exc)) from None
+            if cfg.backend == "device":
+                from gfxhound.oracle.gpu_pool import DeviceWedged
+                if isinstance(exc, DeviceWedged):
+                    raise CampaignError(str(exc)) from None
             raise
         finally:
             if getattr(self, "gpus", None) is not None:

@@ -51,3 +51,15 @@ def test_embedded_modules_need_only_the_standard_library():
         for name in imported_modules(ROOT / "gfxhound" / f"{module}.py", "gfxhound"):
             top = name.split(".")[0]
             assert top in sys.stdlib_module_names or top == "triton", f"{module}.py imports {name}"
+
+
+def test_a_compile_campaign_never_imports_torch(tmp_path):
+    """torch is for the execution backends; compile campaigns run where only triton is installed."""
+    import subprocess
+    import sys
+    code = ("import sys\nfrom gfxhound.campaign import Campaign, CampaignConfig\n"
+            f"c = Campaign(CampaignConfig(targets=['gfx942'], corpus={str(tmp_path / 'c')!r}))\n"
+            "c._probe_fn()\nimport gfxhound.oracle.compile_task, gfxhound.oracle.judge\n"
+            "print('torch' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "False", out.stderr[-2000:]
