@@ -195,6 +195,48 @@ def cmd_corpus(args):
     return proc.returncode
 
 
+def cmd_reduce(args):
+    import tempfile
+
+    from gfxhound.corpus_store import Corpus
+    from gfxhound.reduce.llvm_ir import ReduceError, reduce_ir, signature_property
+
+    corpus = Corpus(args.corpus)
+    finding = corpus.get(args.id)
+    if finding.stage != "llc-verify":
+        raise UserError(f"finding {finding.signature} failed in stage {finding.stage or '?'}: gfxhound reduce "
+                        "handles LLVM code-generation failures (stage llc-verify) so far")
+    examples = corpus.example_dirs(finding.signature)
+    example = next((e for e in examples if (e / "ir" / "kernel.llir").exists()), None)
+    if example is None:
+        raise UserError(f"finding {finding.signature} has no example with ir/kernel.llir to reduce")
+    run = json.loads((example / "run.json").read_text())
+    llc = args.llc or next((p for p in ("/usr/lib/llvm-22/bin/llc", shutil.which("llc")) if p and Path(p).exists()),
+                           None)
+    if llc is None:
+        raise UserError("no llc found: install Debian's llvm-22 or pass --llc PATH")
+    tool = args.llvm_reduce or next((p for p in ("/usr/lib/llvm-22/bin/llvm-reduce", shutil.which("llvm-reduce"))
+                                     if p and Path(p).exists()), "llvm-reduce")
+    prop = signature_property(finding.signature, run["target"], llc,
+                              bool(run.get("options_applied", {}).get("enable_fp_fusion", True)))
+    with tempfile.TemporaryDirectory(prefix="gfxhound-reduce-") as tmp:
+        try:
+            result = reduce_ir(example / "ir" / "kernel.llir", prop, Path(tmp), llvm_reduce=tool, jobs=args.jobs,
+                               timeout_s=args.timeout, log=lambda line: print(line, file=sys.stderr))
+        except ReduceError as exc:
+            raise UserError(str(exc)) from None
+        files = {name: (Path(tmp) / name).read_bytes() for name in ("reduced.ll", "reduce.json", "reduce.log")}
+        files["command.txt"] = " ".join(result.command) + "\n"
+        dest = corpus.write_reduced(finding.signature, "llvm-ir", files)
+    summary = dict(result.to_json(), output=str(dest))
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        print(f"{finding.signature}: LLVM IR {result.lines_before} -> {result.lines_after} lines, signature kept, "
+              f"in {result.seconds} s\n  {dest}/reduced.ll\n  (cd {dest} && {' '.join(result.command)})")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="gfxhound", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -226,6 +268,16 @@ def build_parser():
     corpus.add_argument("--timeout", type=float, default=900)
     corpus.add_argument("--python", help="replay under this interpreter (e.g. a venv with another Triton)")
     corpus.set_defaults(func=cmd_corpus)
+    reduce = sub.add_parser("reduce", help="reduce a finding to a minimal repro (LLVM IR level for llc failures)")
+    reduce.add_argument("id")
+    reduce.add_argument("--corpus", default="corpus")
+    reduce.add_argument("--llc", help="the llc that shows the failure (default: Debian's llvm-22)")
+    reduce.add_argument("--llvm-reduce", dest="llvm_reduce", help="llvm-reduce to use (default: Debian's llvm-22)")
+    reduce.add_argument("-j", "--jobs", type=int, default=2)
+    reduce.add_argument("--timeout", type=float, default=1800, help="stop llvm-reduce after this many seconds, "
+                        "keeping its best result")
+    reduce.add_argument("--json", action="store_true")
+    reduce.set_defaults(func=cmd_reduce)
     return parser
 
 

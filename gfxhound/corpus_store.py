@@ -246,6 +246,24 @@ class Corpus:
             self._save(f)
             return f, is_new
 
+    def write_reduced(self, signature: str, level: str, files: "dict[str, bytes | str]") -> Path:
+        """Install reduced/<level>/ atomically; an earlier reduction there is kept as reduced/<level>.<n>."""
+        _check_name("reduction level", level)
+        with self._locked():
+            final = self.path(signature) / "reduced" / level
+            if final.exists():
+                n = 1
+                while final.with_name(f"{level}.{n}").exists():
+                    n += 1
+                os.rename(final, final.with_name(f"{level}.{n}"))
+
+            def build(tmp):
+                tmp.mkdir(parents=True)
+                for name, data in files.items():
+                    _write_synced(tmp / name, data)
+            _install_dir(final, build)
+            return final
+
     def merge_from(self, other: "Corpus") -> "tuple[int, int]":
         """Fold other's findings into this corpus: counts summed, sets unioned, missing example dirs copied.
 
