@@ -38,16 +38,21 @@ class Arith:
             r = av + bv if name == "add" else av - bv
             return finish(dtype, r, ae + be, ex, bad=bad)
         if name == "mul":
-            return finish(dtype, av * bv, av.abs() * be + bv.abs() * ae + ae * be, ex, bad=bad)
+            # exact only where the product fits the dtype: else a contraction into an fma rounds it differently
+            prod = av * bv
+            return finish(dtype, prod, av.abs() * be + bv.abs() * ae + ae * be, ex & product_fits(av, bv, dtype),
+                          bad=bad)
         if name == "truediv":
             margin = bv.abs() - be
             unstable = (be > 0) & (margin <= 0)
             denom = torch.where(unstable, torch.ones_like(margin), bv.abs() * margin)
             e = (av.abs() * be + bv.abs() * ae) / denom
             r = av / bv
-            ulps = self.table.div_ulps * UNIT["fp32"] if dtype != "fp64" else self.table.fp64_ulps * UNIT["fp64"]
+            ulps = self.table.div_ulps * UNIT["fp32"] if dtype != "fp64" else 2 * self.table.fp64_ulps * UNIT["fp64"]
+            # x / ±0 is ±inf by the zero's sign, which free-order sums, max/min and contractions leave open
+            sign_open = (bv == 0) & (av != 0)
             return finish(dtype, r, e, ex, correctly_rounded=self.table.div_ulps == 0, rel=ulps,
-                          bad=bad | unstable)
+                          bad=bad | unstable | sign_open)
         if name in ("maximum", "minimum"):
             r = torch.maximum(av, bv) if name == "maximum" else torch.minimum(av, bv)
             nan = torch.isnan(av) | torch.isnan(bv)  # propagate_nan=NONE: the backend decides
@@ -136,13 +141,22 @@ class Arith:
             prop = torch.where(torch.isnan(prop) & nan_r & ~domain_bad, torch.zeros_like(prop), prop)
         spec = self.table.fn(name)
         if x.dtype == "fp64":
-            rel, absolute = self.table.fp64_ulps * UNIT["fp64"], 0.0
+            rel, absolute = 2 * self.table.fp64_ulps * UNIT["fp64"] + 2 * UNIT["fp64"], 0.0  # + torch's own
         else:
             rel = (spec.ulps + spec.arg * v.abs().clamp(max=1e6)) * UNIT["fp32"]
             absolute = spec.abs
         correct = name == "sqrt" and spec.ulps == 0
         out = finish(x.dtype, r, prop, exact_mask(x), correctly_rounded=correct, rel=rel, absolute=absolute,
                      bad=x.bad | domain_bad)
+        # log(0) = -inf, sqrt(-1) = NaN, f(NaN) = NaN on exact operands: the IEEE values on every backend
+        special = (e == 0) & ~torch.isfinite(r)
+        if name == "rsqrt":  # rsqrt(±0) = ±inf: the zero's sign may be open
+            special = special & (v != 0)
+        out.v = torch.where(special, r, out.v)
+        out.e = torch.where(special, torch.zeros_like(out.e), out.e)
+        out.bad = torch.where(special, x.bad, out.bad)
+        if name in ("rsqrt", "sqrt"):
+            out.bad = out.bad | (v == 0)  # the result's sign (or infinity's) follows the zero's open sign
         return out
 
     # --- comparisons and selection ----------------------------------------------------------------------------
@@ -194,9 +208,9 @@ class Arith:
             return TV(r.to(I64), torch.zeros_like(x.e), x.bad | unstable, dst)
         if not D.is_float(dst):  # int -> int: wrap
             return TV(wrap(dst, x.v), x.e, x.bad, dst)
-        if not D.is_float(src):  # int -> float: round to nearest
+        if not D.is_float(src):  # int -> float: round to nearest (beyond 2^53 float64 rounds first: not exact)
             r = x.v.to(F64)
-            return finish(dst, r, torch.zeros_like(r), torch.ones_like(x.bad), bad=x.bad)
+            return finish(dst, r, torch.zeros_like(r), x.v.abs() < 2 ** 53, bad=x.bad)
         # float -> float
         ex = x.e == 0
         if rounding == "rtz":  # the reference rounds to nearest: only values that fit are exact both ways
@@ -209,7 +223,7 @@ class Arith:
         itype = {16: torch.int16, 32: torch.int32, 64: torch.int64}[bits]
         unstable = x.bad | (x.e > 0)
         if D.is_float(src):
-            unstable = unstable | torch.isnan(x.v)
+            unstable = unstable | torch.isnan(x.v) | (x.v == 0)  # NaN payloads and the sign of zero are open
             raw = round_to(src, torch.where(unstable, torch.zeros_like(x.v), x.v)).to(
                 {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "fp64": F64}[src]).view(itype)
         else:
@@ -227,8 +241,10 @@ class Arith:
         if name == "sum":
             if promote and out_dtype != x.dtype:
                 return self._sum(self.cast(x, out_dtype), axis, out_dtype)
-            return self.cast(self._sum(x, axis, x.dtype), out_dtype) if D.is_float(x.dtype) else \
-                self._sum(x, axis, out_dtype)
+            if D.is_float(x.dtype):
+                total = self._sum(x, axis, x.dtype)
+                return total if out_dtype == x.dtype else self.cast(total, out_dtype)
+            return self._sum(x, axis, out_dtype)
         bad = x.bad.any(dim=axis)
         if name in ("max", "min"):
             v = x.v.amax(dim=axis) if name == "max" else x.v.amin(dim=axis)
@@ -247,7 +263,7 @@ class Arith:
         mags = x.v.abs().sum(dim=axis)
         e_in = x.e.sum(dim=axis)
         ex = (x.e == 0).all(dim=axis) & dyadic_exact(x.v, mags, dtype, dim=axis)
-        e = e_in + gamma(n, dtype) * (mags + e_in) + n * TINY[dtype]
+        e = e_in + _gamma(n, dtype) * (mags + e_in) + n * TINY[dtype]
         return finish(dtype, r, e, ex, bad=x.bad.any(dim=axis), peak=mags)
 
     def _arg(self, name, x: TV, axis, bad) -> TV:
@@ -280,7 +296,7 @@ class Arith:
             mags = v.abs().cumsum(dim=axis)
             e_in = e.cumsum(dim=axis)
             ex = ((e == 0).to(torch.int32).cumprod(dim=axis) > 0) & _prefix_dyadic(v, mags, dtype, axis)
-            err = e_in + gamma(n, dtype) * (mags + e_in) + n * TINY[dtype]
+            err = e_in + _gamma(n, dtype) * (mags + e_in) + n * TINY[dtype]
             out = finish(dtype, r, err, ex, bad=bad_out, peak=mags)
             out = TV(flip(out.v), flip(out.e), flip(out.bad), dtype)
         else:
@@ -332,10 +348,15 @@ class Arith:
         r = av @ bv
         mags = amag @ bmag
         e_in = amag @ b.e + a.e @ bmag + a.e @ b.e
-        rel_in = self.PRECISION_REL.get(precision or "ieee", 2.0 ** -10) if a.dtype == "fp32" else 0.0
-        if rel_in:  # operands rounded (or truncated) to fewer significand bits: zero error where they fit
-            ea = torch.where(_fits(av, precision), torch.zeros_like(av), amag * rel_in)
-            eb = torch.where(_fits(bv, precision), torch.zeros_like(bv), bmag * rel_in)
+        if precision is None:  # the backend's default: tf32 on NVIDIA and gfx942, full fp32 in the interpreter
+            precision = "ieee" if self.table.name == "interpret" else "tf32"
+        rel_in = self.PRECISION_REL.get(precision, 2.0 ** -10) if a.dtype == "fp32" else 0.0
+        if rel_in:
+            if precision == "tf32":  # operands rounded (or truncated) to 11 bits: no error where they fit
+                ea = torch.where(_fits(av, precision), torch.zeros_like(av), amag * rel_in)
+                eb = torch.where(_fits(bv, precision), torch.zeros_like(bv), bmag * rel_in)
+            else:  # split-precision schemes drop low cross products whatever the operands: never exact
+                ea, eb = amag * rel_in, bmag * rel_in
             e_in = e_in + ea @ bmag + amag @ eb + ea @ eb
         acc_dtype = "fp64" if a.dtype == "fp64" else out_dtype
         if acc is not None:
@@ -348,7 +369,7 @@ class Arith:
         if acc is not None:
             scaled = acc.v * torch.exp2(scale.clamp(max=200))
             ex = ex & (scaled == torch.round(scaled))
-        err = e_in + gamma(k + 1, acc_dtype) * (mags + e_in) + (k + 1) * TINY[acc_dtype]
+        err = e_in + _gamma(k + 1, acc_dtype) * (mags + e_in) + (k + 1) * TINY[acc_dtype]
         return finish(out_dtype, r, err, ex, bad=bad.expand(r.shape), peak=mags + e_in)
 
     # --- constants ----------------------------------------------------------------------------------------------
@@ -359,6 +380,28 @@ class Arith:
     @staticmethod
     def arange(n) -> TV:
         return exact(torch.arange(n, dtype=I64), "i32")
+
+
+def _gamma(n, dtype):
+    """γ_n, doubled for fp64: the float64 reference itself rounds as often as the kernel does."""
+    return gamma(n, dtype) * (2 if dtype == "fp64" else 1)
+
+
+def product_fits(a, b, dtype):
+    """Lanes where a*b is representable in `dtype` (float64 holds fp32 products exactly; for fp64, Dekker's
+    two-product error must be zero)."""
+    prod = a * b
+    if dtype != "fp64":
+        return round_to(dtype, prod) == prod
+    split = 134217729.0  # 2^27 + 1 (Veltkamp)
+    def halves(x):
+        c = split * x
+        hi = c - (c - x)
+        return hi, x - hi
+    ah, al = halves(a)
+    bh, bl = halves(b)
+    err = ((ah * bh - prod) + ah * bl + al * bh) + al * bl
+    return (err == 0) & torch.isfinite(prod)
 
 
 def _min_scale(x, dim):

@@ -21,7 +21,7 @@ from gfxhound.fuzz.program import walk
 from gfxhound.fuzz.render import input_strides, memory_shape, row_major_strides
 
 from .arith import Arith
-from .numeric import F64, I64, TINY, TV, exact, finish, gamma, round_to, wrap
+from .numeric import DYADIC_SCALES, F64, I64, TINY, TV, exact, finish, gamma, round_to, wrap
 from .tolerance import Table
 
 
@@ -69,6 +69,7 @@ class OutBuf:
         self.kinds = torch.zeros(n, dtype=I64)
         self.equal = torch.ones(n, dtype=torch.bool)
         self.exact = torch.ones(n, dtype=torch.bool)
+        self.scale = torch.zeros(n, dtype=F64)  # atomics: every contribution is a multiple of 2^-scale
 
 
 ATOMIC_BITS = {"add": 1, "max": 2, "min": 4, "xchg": 8}
@@ -220,6 +221,8 @@ class Kit(Arith):
         buf.mags[idx] += v.abs().to(F64)
         buf.e[idx] += e
         buf.exact[idx] &= e == 0
+        if D.is_float(buf.dtype):  # the coarsest dyadic scale among the contributions decides exactness
+            buf.scale[idx] = torch.maximum(buf.scale[idx], _lane_scale(v.to(F64)))
         buf.kinds[idx] |= ATOMIC_BITS[kind]
         buf.count[idx] += 1
         buf.bad[idx] |= bad
@@ -227,7 +230,9 @@ class Kit(Arith):
 
     def select_pointer(self, cond: TV, a: Ptr, b: Ptr):
         chosen = a if bool(cond.v != 0) else b
-        return Ptr(chosen.name, chosen.strides, chosen.bad or bool(cond.bad) or a.bad or b.bad and False)
+        if bool(cond.bad):  # which buffer is open: loads through it are undetermined
+            return Ptr(chosen.name, chosen.strides, True)
+        return Ptr(chosen.name, chosen.strides, chosen.bad)
 
 
 def _mark(x, bad):
@@ -249,13 +254,12 @@ def _finalise_atomic(buf: OutBuf):
         is_add = buf.kinds == ATOMIC_BITS["add"]
         n = int(buf.count.max()) if buf.numel else 0
         r = buf.v
-        scaled_ok = torch.zeros_like(buf.exact)
-        for s in (0, 4, 8, 12):
-            sc = r * 2.0 ** s
-            scaled_ok |= (buf.mags * 2.0 ** s <= 2.0 ** _mant(buf.dtype)) & (sc == torch.round(sc))
-        # an atomic add sums in an unknown order, rounding to the dtype at every step
+        # exact in any order: every contribution a multiple of 2^-s, magnitudes below 2^MANT * 2^-s; or one
+        # contribution (0 + x is x)
+        scaled_ok = torch.isfinite(buf.scale) & (buf.mags * torch.exp2(buf.scale.clamp(max=200))
+                                                 <= 2.0 ** _mant(buf.dtype))
         e_add = buf.e + gamma(n + 1, buf.dtype) * (buf.mags + buf.e) + (n + 1) * TINY[buf.dtype]
-        exact_add = buf.exact & scaled_ok & _all_terms_dyadic(buf)
+        exact_add = buf.exact & (scaled_ok | (buf.count == 1))
         e = torch.where(is_add & ~exact_add, e_add, buf.e)
         out = finish(buf.dtype, r, e, (e == 0), bad=buf.bad, peak=torch.where(is_add, buf.mags, torch.zeros_like(r)))
         buf.v, buf.e, buf.bad = torch.where(touched, out.v, buf.v), torch.where(touched, out.e, buf.e), out.bad
@@ -268,9 +272,14 @@ def _mant(dtype):
     return MANT[dtype]
 
 
-def _all_terms_dyadic(buf):
-    """Whether every contribution was exact is tracked; their dyadic scale is not: accept integral sums only."""
-    return buf.v == torch.round(buf.v)
+def _lane_scale(v):
+    """Per lane: the smallest s in DYADIC_SCALES making v a multiple of 2^-s (inf if none)."""
+    out = torch.full(v.shape, float("inf"), dtype=F64)
+    for s in reversed(DYADIC_SCALES):
+        scaled = v * (2.0 ** s)
+        out = torch.where((scaled == torch.round(scaled)) & torch.isfinite(scaled), torch.full_like(out, float(s)),
+                          out)
+    return out
 
 
 def evaluate(spec, caps, inputs: dict, table: Table, walker=None) -> Expected:
