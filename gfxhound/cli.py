@@ -204,8 +204,7 @@ def cmd_reduce(args):
     corpus = Corpus(args.corpus)
     finding = corpus.get(args.id)
     if finding.stage != "llc-verify":
-        raise UserError(f"finding {finding.signature} failed in stage {finding.stage or '?'}: gfxhound reduce "
-                        "handles LLVM code-generation failures (stage llc-verify) so far")
+        return _reduce_spec(args, corpus, finding)
     examples = corpus.example_dirs(finding.signature)
     example = next((e for e in examples if (e / "ir" / "kernel.llir").exists()), None)
     if example is None:
@@ -235,6 +234,77 @@ def cmd_reduce(args):
         print(f"{finding.signature}: LLVM IR {result.lines_before} -> {result.lines_after} lines, signature kept, "
               f"in {result.seconds} s\n  {dest}/reduced.ll\n  (cd {dest} && {' '.join(result.command)})")
     return 0
+
+
+def _reduce_spec(args, corpus, finding):
+    """Spec level: shrink the first example's spec, compiling every candidate in the isolated worker pool."""
+    import time
+
+    from gfxhound.fuzz.capabilities import Capabilities
+    from gfxhound.fuzz.render import launch_options, render
+    from gfxhound.fuzz.repro import render_repro
+    from gfxhound.oracle.judge import judge_compile
+    from gfxhound.oracle.pool import CompilePool
+    from gfxhound.reduce.spec_level import reduce_spec
+    from gfxhound.spec import KernelSpec
+
+    if finding.verdict not in ("ice", "timeout"):
+        raise UserError(f"finding {finding.signature} is a {finding.verdict}: spec-level reduction handles compiler "
+                        "crashes and hangs so far")
+    example = corpus.example_dirs(finding.signature)[0]
+    spec = KernelSpec.loads((example / "spec.json").read_text())
+    caps = Capabilities.from_json(json.loads((example / "caps.json").read_text()))
+    run = json.loads((example / "run.json").read_text())
+    arch, toolchain = run["target"], run["toolchain"]
+    lld = _default_lld()
+    env = {"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"), "PYTHONWARNINGS": "ignore"}
+    if lld:
+        env["TRITON_HIP_LLD_PATH"] = lld
+    pool = CompilePool(max(1, args.jobs), args.compile_timeout, env)
+    last = {}
+
+    def interesting(candidate):
+        task, future = pool.submit(candidate.to_json(), caps.to_json(), arch)
+        execution = judge_compile(pool.outcome(task, future), candidate.spec_hash(), arch, toolchain,
+                                  launch_options(candidate))
+        pool.discard(task)
+        if execution.signature == finding.signature:
+            last[candidate.spec_hash()] = execution
+            return True
+        return False
+
+    try:
+        if not interesting(spec):
+            raise UserError(f"the example of {finding.signature} does not fail the same way with this Triton; "
+                            f"run gfxhound reduce under the release that found it ({toolchain})")
+        before = render(spec, caps).body_lines
+        result = reduce_spec(spec, interesting, deadline_s=args.timeout, caps=caps,
+                             on_progress=lambda st: print(f"  {st.tests} tests, {st.accepted} kept: "
+                                                          f"{render(st.spec, caps).body_lines} lines",
+                                                          file=sys.stderr))
+    finally:
+        pool.close()
+    rendered = render(result.spec, caps)
+    execution = last[result.spec.spec_hash()]
+    repro = render_repro(rendered, arch, execution.to_json(), toolchain, result.spec.spec_hash(),
+                         timeout_s=int(args.compile_timeout * 2), lld=lld or "/usr/lib/llvm-22/bin/ld.lld")
+    summary = {"level": "spec", "signature": finding.signature, "body_lines_before": before,
+               "body_lines_after": rendered.body_lines, "tests": result.tests, "accepted": result.accepted,
+               "seconds": result.seconds, "interrupted": result.interrupted, "toolchain": toolchain,
+               "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    files = {"spec.json": result.spec.dumps(), "repro.py": repro, "kernel.py": rendered.source,
+             "reduce.json": json.dumps(summary, indent=1), "reduce.log": "\n".join(result.log) + "\n"}
+    dest = corpus.write_reduced(finding.signature, "spec", files)
+    check = subprocess.run([sys.executable, str(dest / "repro.py")], capture_output=True, text=True,
+                           timeout=args.compile_timeout * 3 + 60)
+    summary["repro_exit"] = check.returncode  # 1: the reduced repro shows the same signature
+    summary["output"] = str(dest)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        print(f"{finding.signature}: kernel body {before} -> {rendered.body_lines} lines in {result.seconds} s "
+              f"({result.tests} compiles); repro exit {check.returncode}\n  {dest}/repro.py")
+    return 0 if check.returncode == 1 else 1
 
 
 def build_parser():
@@ -268,14 +338,17 @@ def build_parser():
     corpus.add_argument("--timeout", type=float, default=900)
     corpus.add_argument("--python", help="replay under this interpreter (e.g. a venv with another Triton)")
     corpus.set_defaults(func=cmd_corpus)
-    reduce = sub.add_parser("reduce", help="reduce a finding to a minimal repro (LLVM IR level for llc failures)")
+    reduce = sub.add_parser("reduce", help="reduce a finding to a minimal repro (spec level for compiler crashes, "
+                                           "LLVM IR level for llc failures)")
     reduce.add_argument("id")
     reduce.add_argument("--corpus", default="corpus")
     reduce.add_argument("--llc", help="the llc that shows the failure (default: Debian's llvm-22)")
     reduce.add_argument("--llvm-reduce", dest="llvm_reduce", help="llvm-reduce to use (default: Debian's llvm-22)")
     reduce.add_argument("-j", "--jobs", type=int, default=2)
-    reduce.add_argument("--timeout", type=float, default=1800, help="stop llvm-reduce after this many seconds, "
-                        "keeping its best result")
+    reduce.add_argument("--timeout", type=float, default=1800, help="stop reducing after this many seconds, "
+                        "keeping the best result")
+    reduce.add_argument("--compile-timeout", dest="compile_timeout", type=float, default=120,
+                        help="spec level: seconds a candidate's compile may take")
     reduce.add_argument("--json", action="store_true")
     reduce.set_defaults(func=cmd_reduce)
     return parser
