@@ -292,8 +292,8 @@ class Campaign:
         return dict(launched, features=prepared.get("features"),
                     duration=prepared.get("duration", 0) + launched.get("duration", 0))
 
-    def judge(self, pool, spec, arch, task, outcome):
-        """The verdict of one kernel; a device run goes to the GPU here, once its compile and reference are done."""
+    def judge(self, spec, arch, outcome):
+        """The verdict of one kernel (a device outcome already holds its GPU launch: see merge_launch)."""
         backend = self.config.backend
         if backend == "compile":
             return judge_compile(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec))
@@ -312,7 +312,7 @@ class Campaign:
 
     def complete(self, pool, spec, arch, task, outcome):
         caps = self.caps[arch]
-        execution = self.judge(pool, spec, arch, task, outcome)
+        execution = self.judge(spec, arch, outcome)
         stats = self.stats
         stats.kernels += 1
         stats.verdicts[execution.verdict] += 1

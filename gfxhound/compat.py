@@ -8,6 +8,7 @@ what bisection runs on releases from 3.0 to today. Three things vary across rele
 - the backend's stage table, which we wrap to print ``##gfxhound-stage <name>`` on fd 2 before each stage, so a
   process killed by LLVM still says where it died.
 """
+import contextlib
 import os
 import re
 import subprocess
@@ -149,12 +150,19 @@ def compile_for_amd(fn, args, arch, options, env_knobs=None):
 def compile_for_target(fn, args, target, options, env_knobs=None):
     """Compile ``fn`` for a ``GPUTarget`` with runtime-equivalent specialisation (no GPU needed)."""
     import triton
-    saved = {k: os.environ.get(k) for k in (env_knobs or {})}
-    os.environ.update({k: str(v) for k, v in (env_knobs or {}).items()})
-    try:
+    with environment(env_knobs or {}):
         signature, constexprs, attrs = specialise(args, target.backend)
         src = make_source(fn, signature, constexprs, attrs)
         return triton.compile(src, target=target, options=dict(options))
+
+
+@contextlib.contextmanager
+def environment(values):
+    """Set environment variables (knobs Triton reads from the environment) for the duration, then restore them."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update({k: str(v) for k, v in values.items()})
+    try:
+        yield
     finally:
         for k, v in saved.items():
             if v is None:

@@ -21,7 +21,7 @@ from gfxhound.fuzz.program import walk
 from gfxhound.fuzz.render import input_strides, memory_shape, row_major_strides
 
 from .arith import Arith
-from .numeric import DYADIC_SCALES, F64, I64, TINY, TV, exact, finish, gamma, round_to, wrap
+from .numeric import DYADIC_SCALES, F64, I64, MANT, TINY, TV, exact, finish, gamma, round_to, wrap
 from .tolerance import Table
 
 
@@ -79,11 +79,6 @@ ATOMIC_BITS = {"add": 1, "max": 2, "min": 4, "xchg": 8}
 class Expected:
     outputs: dict = field(default_factory=dict)  # name -> OutBuf (finalised)
     programs: int = 0
-
-    def summary(self):
-        total = sum(b.numel for b in self.outputs.values())
-        unstable = sum(int(b.bad.sum()) for b in self.outputs.values())
-        return {"elements": total, "undetermined": unstable}
 
 
 class Kit(Arith):
@@ -257,7 +252,7 @@ def _finalise_atomic(buf: OutBuf):
         # exact in any order: every contribution a multiple of 2^-s, magnitudes below 2^MANT * 2^-s; or one
         # contribution (0 + x is x)
         scaled_ok = torch.isfinite(buf.scale) & (buf.mags * torch.exp2(buf.scale.clamp(max=200))
-                                                 <= 2.0 ** _mant(buf.dtype))
+                                                 <= 2.0 ** MANT[buf.dtype])
         e_add = buf.e + gamma(n + 1, buf.dtype) * (buf.mags + buf.e) + (n + 1) * TINY[buf.dtype]
         exact_add = buf.exact & (scaled_ok | (buf.count == 1))
         e = torch.where(is_add & ~exact_add, e_add, buf.e)
@@ -265,11 +260,6 @@ def _finalise_atomic(buf: OutBuf):
         buf.v, buf.e, buf.bad = torch.where(touched, out.v, buf.v), torch.where(touched, out.e, buf.e), out.bad
     else:
         buf.v = wrap(buf.dtype, buf.v)
-
-
-def _mant(dtype):
-    from .numeric import MANT
-    return MANT[dtype]
 
 
 def _lane_scale(v):

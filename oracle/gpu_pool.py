@@ -47,7 +47,6 @@ class GpuPool:
                                   context=ctx) for i in range(self.count)]
         import torch
         self.kind = "hip" if getattr(torch.version, "hip", None) else "cuda"  # picks the tolerance table
-        self.turn = 0
         self.running = set()
         self.replaced = 0
         self.busy_seconds = 0.0
@@ -60,12 +59,6 @@ class GpuPool:
                                             timeout=self.timeout)
         self.running.add(index)
         return future
-
-    def run(self, task: dict, expected) -> dict:
-        """Launch one prepared kernel on the next GPU and wait; the outcome as plain data (status, phase "run")."""
-        index = self.turn % self.count
-        self.turn += 1
-        return self.collect(index, task, self.submit(index, task, expected))
 
     def collect(self, index: int, task: dict, future) -> dict:
         self.running.discard(index)

@@ -136,7 +136,3 @@ def gamma(n, dtype):
     u = UNIT[dtype]
     n = max(1, n)
     return n * u / max(1e-300, 1 - n * u) if n * u < 0.5 else math.inf
-
-
-def as_shape(x: TV, shape) -> TV:
-    return TV(x.v.expand(shape), x.e.expand(shape), x.bad.expand(shape), x.dtype)

@@ -12,6 +12,7 @@ import time
 import traceback
 from pathlib import Path
 
+from gfxhound import compat
 from gfxhound.fuzz.capabilities import Capabilities
 from gfxhound.fuzz.program import walk
 from gfxhound.fuzz.render import render
@@ -81,11 +82,8 @@ def _execute(task, spec, rendered, kernel, expected, device):
     """Launch, compare, and re-run a mismatch; returns the result dict."""
     inputs = make_inputs(spec)
     options = _launch_options(rendered, task["backend"])
-    env = {k: str(v) for k, v in rendered.env.items()}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
     start = time.perf_counter()
-    try:
+    with compat.environment(rendered.env):
         outputs, problems = _run_once(spec, rendered, kernel, inputs, options, device)
         first_run = time.perf_counter() - start  # on a GPU: a cache miss would show here as a compile
         result = compare(expected, outputs, problems)
@@ -100,12 +98,6 @@ def _execute(task, spec, rendered, kernel, expected, device):
             out["reruns"] = task.get("reruns", RERUNS)
             out["reruns_agreeing"] = agree
         return out
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def run_interpret(task: dict) -> dict:
@@ -163,12 +155,11 @@ def _warmup(spec, rendered, kernel, task):
     buffers, values, constexprs = prepare(spec, rendered, make_inputs(spec), "cpu")
     del buffers
     options = _launch_options(rendered, "device")
-    env = {k: str(v) for k, v in rendered.env.items()}
-    os.environ.update(env)
-    compiled = kernel.warmup(*values, **constexprs, **options, grid=rendered.grid)
-    init = getattr(compiled, "_init_handles", None)
-    if callable(init):  # build the launcher here (a C compile per new signature) so the GPU worker only launches
-        init()
+    with compat.environment(rendered.env):  # a kernel's knobs must not leak into the worker's next kernel
+        compiled = kernel.warmup(*values, **constexprs, **options, grid=rendered.grid)
+        init = getattr(compiled, "_init_handles", None)
+        if callable(init):  # build the launcher here (a C compile per new signature): the GPU worker only launches
+            init()
 
 
 def _warmup_with_ir_edit(spec, rendered, kernel, task, plant):
@@ -179,28 +170,22 @@ def _warmup_with_ir_edit(spec, rendered, kernel, task, plant):
     base = Path(task["task_dir"])
     dump, override = base / "dump", base / "override"
     knobs = {"TRITON_KERNEL_DUMP": "1", "TRITON_DUMP_DIR": str(dump), "TRITON_ALWAYS_COMPILE": "1"}
-    saved = {k: os.environ.get(k) for k in list(knobs) + ["TRITON_KERNEL_OVERRIDE", "TRITON_OVERRIDE_DIR"]}
     try:
-        os.environ.update(knobs)
-        _refresh_knobs()
-        _warmup(spec, rendered, kernel, task)
+        with compat.environment(knobs):
+            _refresh_knobs()
+            _warmup(spec, rendered, kernel, task)
         found = sorted(dump.glob(f"*/*.{stage}"))
         if not found:
             raise RuntimeError(f"planted bug: no .{stage} was dumped")
         target = override / found[0].parent.name / found[0].name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(mutate_ir(plant, found[0].read_text()))
-        os.environ.update({"TRITON_KERNEL_OVERRIDE": "1", "TRITON_OVERRIDE_DIR": str(override),
-                           "TRITON_KERNEL_DUMP": "0"})
-        _refresh_knobs()
-        kernel = load_kernel(rendered.source, base / "kernel_override.py", rendered.kernel_name)
-        _warmup(spec, rendered, kernel, task)
+        with compat.environment({"TRITON_KERNEL_OVERRIDE": "1", "TRITON_OVERRIDE_DIR": str(override),
+                                 "TRITON_ALWAYS_COMPILE": "1"}):
+            _refresh_knobs()
+            kernel = load_kernel(rendered.source, base / "kernel_override.py", rendered.kernel_name)
+            _warmup(spec, rendered, kernel, task)
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         _refresh_knobs()
 
 
