@@ -25,6 +25,7 @@ from gfxhound.signature import environment_reason
 
 
 PROBE_TIMEOUT_S = 300
+DRAIN_GRACE_S = 60  # see Campaign.drain_expired
 
 
 class CampaignError(Exception):
@@ -60,6 +61,7 @@ class Stats:
     coverage: Counter = field(default_factory=Counter)
     started: float = field(default_factory=time.time)
     interrupted: bool = False
+    unfinished: int = 0  # kernels still in flight when the drain after the budget ran out of time
     compile_seconds: float = 0.0
     verdict_of: dict = field(default_factory=dict)  # spec hash -> verdict, for this run
     resources: Counter = field(default_factory=Counter)  # static facts of the kernels that compiled
@@ -215,7 +217,7 @@ class Campaign:
             self.probe(pool)
             self.stats.started = time.time()
             self.loop(pool)
-            cancel = False
+            cancel = self.stats.unfinished > 0
         except KeyboardInterrupt:
             self.stats.interrupted = True
         except Exception as exc:
@@ -246,6 +248,7 @@ class Campaign:
             extra["device_kind"] = self.gpus.kind
         caps_json = {arch: caps.to_json() for arch, caps in self.caps.items()}  # serialised once, sent per task
         in_flight, turn, submitted = [], 0, 0
+        self.drain_deadline = None
         self.gpu_queue, self.gpu_running = [], []  # device: prepared kernels waiting for / running on a GPU
         while True:
             while len(in_flight) < cfg.workers * 2 and len(self.gpu_queue) < 8 and self.budget_left() and (
@@ -273,6 +276,18 @@ class Campaign:
                 launched = self.gpus.collect(index, task, future)
                 self.complete(pool, spec, arch, task, self.merge_launch(prepared, launched))
             self.on_progress(self.stats)
+            if self.drain_expired():
+                self.stats.unfinished = len(in_flight) + len(self.gpu_queue) + len(self.gpu_running)
+                return
+
+    def drain_expired(self) -> bool:
+        """Once no more kernels are submitted, what is in flight gets one task timeout (each task has its own) plus
+        a grace period: a campaign with a time budget ends close to it even if something hangs past its timeout."""
+        if self.budget_left():
+            return False
+        if self.drain_deadline is None:
+            self.drain_deadline = time.time() + self.config.timeout + DRAIN_GRACE_S
+        return time.time() > self.drain_deadline
 
     def dispatch_gpus(self):
         """Keep every GPU busy with one kernel at a time (a fault must be seen before the next launch)."""
@@ -280,7 +295,8 @@ class Campaign:
             if not self.gpu_queue:
                 break
             spec, arch, task, prepared = self.gpu_queue.pop(0)
-            future = self.gpus.submit(index, task, prepared.pop("expected"))
+            future = self.gpus.submit(index, dict(task, kernel_hash=prepared.get("kernel_hash")),
+                                      prepared.pop("expected"))
             self.gpu_running.append((spec, arch, task, prepared, index, future))
 
     def merge_launch(self, prepared, launched):
@@ -289,6 +305,7 @@ class Campaign:
         ex["launch_ms"] += int(1000 * launched.get("duration", 0))
         ex["first_run_ms"] += int(1000 * launched.get("first_run_s", 0))
         ex["launched"] += 1
+        ex["launch_recompiles"] += bool(launched.get("recompiled"))  # should stay 0: see run_task.launch_device
         return dict(launched, features=prepared.get("features"),
                     duration=prepared.get("duration", 0) + launched.get("duration", 0))
 
@@ -410,7 +427,8 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
     return {
         "toolchain": toolchain, "targets": config.targets, "backend": config.backend, "seed": config.seed,
         "kernels": stats.kernels, "duration_s": round(duration, 2), "kernels_per_s": round(stats.kernels / max(
-            duration, 1e-9), 3), "interrupted": stats.interrupted, "verdicts": dict(stats.verdicts),
+            duration, 1e-9), 3), "interrupted": stats.interrupted, "unfinished": stats.unfinished,
+        "verdicts": dict(stats.verdicts),
         "user_error_share": round(stats.verdicts.get("user_error", 0) / n, 4),
         "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["signature"]),
         "resources": dict(stats.resources),

@@ -125,7 +125,9 @@ def _print_summary(console, summary):
     from rich.table import Table
     console.print(f"[bold]gfxhound fuzz[/]: {summary['kernels']} kernels in {summary['duration_s']} s "
                   f"({summary['kernels_per_s']}/s) with {summary['toolchain']} on {', '.join(summary['targets'])}"
-                  + ("  [yellow](interrupted)[/]" if summary["interrupted"] else ""), highlight=False)
+                  + ("  [yellow](interrupted)[/]" if summary["interrupted"] else "")
+                  + (f"  [yellow]({summary['unfinished']} kernels still running when the budget's drain ended; "
+                     "not judged)[/]" if summary.get("unfinished") else ""), highlight=False)
     table = Table()
     table.add_column("verdict")
     table.add_column("kernels", justify="right")
@@ -359,6 +361,8 @@ def main(argv=None):
     from gfxhound.corpus_store import CorpusError
     from gfxhound.spec import SpecError
     args = build_parser().parse_args(argv)
+    from gfxhound.stacks import dump_stacks_on_sigusr1
+    dump_stacks_on_sigusr1()
     try:
         return args.func(args)
     except (UserError, CampaignError, CorpusError, SpecError) as exc:

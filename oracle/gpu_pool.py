@@ -13,7 +13,13 @@ from pathlib import Path
 
 from pebble import ProcessExpired, ProcessPool
 
+from gfxhound.stacks import dump_stacks_on_sigusr1
+
+from .pool import single_threaded
 from .run_task import known_good, launch_device
+
+
+KNOWN_GOOD_TIMEOUT_S = 120  # a fresh worker's imports, CUDA/HIP context and one tiny kernel
 
 
 class DeviceWedged(Exception):
@@ -22,14 +28,12 @@ class DeviceWedged(Exception):
 
 def _gpu_init(env: dict, index: int, cache: str):
     os.dup2(2, 1)  # what a worker prints (Triton's "Overriding kernel ...") must not mix with the CLI's stdout
+    dump_stacks_on_sigusr1()
+    single_threaded()  # the compile workers hold the other cores (see oracle/pool.py)
     os.environ.update(env)
     os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["HIP_VISIBLE_DEVICES"] = str(index)
     os.environ["TRITON_CACHE_DIR"] = cache
     import torch  # noqa: F401 - the CUDA/HIP context is created by the first task
-
-
-def _exit_worker():
-    os._exit(0)
 
 
 def gpu_count() -> int:
@@ -42,14 +46,17 @@ class GpuPool:
         Path(cache).mkdir(parents=True, exist_ok=True)
         self.timeout = timeout
         self.count = gpus or max(1, gpu_count())
-        ctx = multiprocessing.get_context("spawn")
-        self.pools = [ProcessPool(max_workers=1, initializer=_gpu_init, initargs=(dict(env), i, str(cache)),
-                                  context=ctx) for i in range(self.count)]
+        self.env, self.cache = dict(env), str(cache)
+        self.pools = [self._new_pool(i) for i in range(self.count)]
         import torch
         self.kind = "hip" if getattr(torch.version, "hip", None) else "cuda"  # picks the tolerance table
         self.running = set()
         self.replaced = 0
         self.busy_seconds = 0.0
+
+    def _new_pool(self, index: int) -> ProcessPool:
+        return ProcessPool(max_workers=1, initializer=_gpu_init, initargs=(self.env, index, self.cache),
+                           context=multiprocessing.get_context("spawn"))
 
     def idle(self) -> list:
         return [i for i in range(self.count) if i not in self.running]
@@ -79,15 +86,21 @@ class GpuPool:
         return result
 
     def replace(self, index: int):
-        """Retire the worker of GPU `index` and prove the device still works."""
+        """Retire the worker of GPU `index` and prove the device still works.
+
+        The whole pool is replaced: asking pebble's worker to exit (a task calling os._exit) raced with pebble's
+        bookkeeping on the device machine and left the future unresolved forever, which hung the campaign."""
         self.replaced += 1
-        pool = self.pools[index]
+        old = self.pools[index]
+        old.stop()
         try:
-            pool.schedule(_exit_worker).result()
-        except (ProcessExpired, Exception):  # noqa: BLE001 - the worker is meant to go away
+            old.join(timeout=30)
+        except Exception:  # noqa: BLE001 - a worker that will not go is killed by stop(); nothing else to do
             pass
+        self.pools[index] = self._new_pool(index)
         try:
-            check = pool.schedule(known_good, args=({},), timeout=120).result()
+            future = self.pools[index].schedule(known_good, args=({},), timeout=KNOWN_GOOD_TIMEOUT_S)
+            check = future.result(timeout=KNOWN_GOOD_TIMEOUT_S + 60)
         except Exception as exc:  # noqa: BLE001
             check = {"status": "exception", "text": f"{type(exc).__name__}: {exc}"}
         if check.get("status") != "ok":

@@ -9,17 +9,36 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
+import sys
 import tempfile
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 from pebble import ProcessExpired, ProcessPool
 
+from gfxhound.stacks import dump_stacks_on_sigusr1
+
 from .compile_task import run_compile
+
+
+# One thread per worker for torch's and OpenMP's pools: a campaign already runs one worker per core, and torch's
+# default (a thread per core in every worker) oversubscribed a 16-core GPU machine 15-fold, which slowed the GPU
+# worker's own host-side work (inputs, canaries, comparison) from ~15 ms to ~800 ms a kernel.
+SINGLE_THREADED = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+def single_threaded():
+    """Before torch is imported the environment does it; once it is (its OpenMP read the environment at load),
+    only torch.set_num_threads does."""
+    os.environ.update(SINGLE_THREADED)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
 
 
 def _worker_init(root: str, env: dict, shared_cache: bool = False):
     os.dup2(2, 1)  # what a worker prints (Triton's "Overriding kernel ...") must not mix with the CLI's stdout
+    dump_stacks_on_sigusr1()
+    single_threaded()
     os.environ.update(env)
     cache = Path(root) / "cache" / ("shared" if shared_cache else str(os.getpid()))
     cache.mkdir(parents=True, exist_ok=True)

@@ -140,10 +140,11 @@ def prepare_device(task: dict) -> dict:
         try:
             plant = task.get("plant")
             if plant and PLANTS[plant].ir_edit:
-                _warmup_with_ir_edit(spec, rendered, kernel, task, plant)
+                compiled = _warmup_with_ir_edit(spec, rendered, kernel, task, plant)
             else:
-                _warmup(spec, rendered, kernel, task)
-            result = {"status": "ok", "expected": expected, "duration": time.perf_counter() - start}
+                compiled = _warmup(spec, rendered, kernel, task)
+            result = {"status": "ok", "expected": expected, "duration": time.perf_counter() - start,
+                      "kernel_hash": getattr(compiled, "hash", None)}
         except BaseException:  # noqa: BLE001 - every compiler failure is data
             os.write(2, traceback.format_exc().encode(errors="replace"))
             result = {"status": "exception", "phase": "compile", "duration": time.perf_counter() - start}
@@ -160,6 +161,7 @@ def _warmup(spec, rendered, kernel, task):
         init = getattr(compiled, "_init_handles", None)
         if callable(init):  # build the launcher here (a C compile per new signature): the GPU worker only launches
             init()
+    return compiled
 
 
 def _warmup_with_ir_edit(spec, rendered, kernel, task, plant):
@@ -184,7 +186,7 @@ def _warmup_with_ir_edit(spec, rendered, kernel, task, plant):
                                  "TRITON_ALWAYS_COMPILE": "1"}):
             _refresh_knobs()
             kernel = load_kernel(rendered.source, base / "kernel_override.py", rendered.kernel_name)
-            _warmup(spec, rendered, kernel, task)
+            return _warmup(spec, rendered, kernel, task)
     finally:
         _refresh_knobs()
 
@@ -217,7 +219,20 @@ def launch_device(task: dict) -> dict:
         except BaseException:  # noqa: BLE001 - a fault is data; the pool replaces this worker afterwards
             os.write(2, traceback.format_exc().encode(errors="replace"))
             result = {"status": "exception", "phase": "run", "fatal": True}
+    launched = _compiled_hashes(kernel)
+    if task.get("kernel_hash") and launched is not None:
+        # the launch must have found the CPU worker's compile in the shared cache: a different key means the GPU
+        # worker compiled again (seconds, serialised on the GPU worker), which the campaign summary counts
+        result["recompiled"] = task["kernel_hash"] not in launched
     return result
+
+
+def _compiled_hashes(kernel):
+    """The cache keys of what this JIT function compiled in this process (None where the release hides them)."""
+    try:
+        return {compiled.hash for cache in kernel.device_caches.values() for compiled in cache[0].values()}
+    except (AttributeError, TypeError, IndexError, KeyError):
+        return None
 
 
 def known_good(task: dict) -> dict:
