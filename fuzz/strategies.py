@@ -297,9 +297,12 @@ class Generator:
                         continue
                 out, op = self.output_for(value.type.dtype, value.type.axes, "atomic"), "atomic"
                 kinds = [k for k in ("add", "add", "xchg", "max") if self.caps.has(f"atomic:{k}:{value.type.dtype}")]
+                # programs that share an address need a scope that spans them: a cta-scoped atomic is atomic
+                # only within its program (PTX and the AMDGPU memory model), so two programs' updates race
+                scopes = [s for s in self.caps.atomic_scopes if covers or s != "cta"] or ["gpu"]
                 attrs = {"op": self.draw(st.sampled_from(kinds or ["add"])),
                          "sem": self.draw(st.sampled_from(self.caps.atomic_sems)),
-                         "scope": self.draw(st.sampled_from(self.caps.atomic_scopes))}
+                         "scope": self.draw(st.sampled_from(scopes))}
             if out is None:
                 continue
             opdef = REGISTRY[op]

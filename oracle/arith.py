@@ -10,8 +10,8 @@ import torch
 
 from gfxhound.fuzz import dtypes as D
 
-from .numeric import (DYADIC_SCALES, F64, I64, MANT, TINY, TV, UNIT, any_bad, constant, dyadic_exact, exact, exact_mask, finish,
-                      gamma, round_to, wrap)
+from .numeric import (DYADIC_SCALES, F64, I64, MANT, TINY, TV, UNIT, UndefinedBehaviour, any_bad, constant,
+                      dyadic_exact, exact, exact_mask, finish, gamma, int_range, round_to, wrap)
 from .tolerance import Table
 
 
@@ -20,8 +20,23 @@ def _where(m, a, b):
 
 
 class Arith:
-    def __init__(self, table: Table):
+    def __init__(self, table: Table, sanitize_overflow: bool = False):
         self.table = table
+        # debug=True: Triton asserts on integer overflow of +, - and * below 64 bits (semantic.py's
+        # binary_op_sanitize_overflow_impl), also inside tl.sum / tl.cumsum / tl.cumprod, whose combine functions
+        # use them: a device-side assert there is the user's overflow, not a compiler bug, so it is excluded
+        self.sanitize_overflow = sanitize_overflow
+
+    def _overflow_check(self, what, dtype, exact_values, bad):
+        """Under debug=True: raise if a lane overflows, or if an undetermined lane (unknown value) takes part."""
+        if not self.sanitize_overflow or dtype == "i1" or D.DTYPES[dtype].bits >= 64:
+            return
+        lo, hi = int_range(dtype)
+        over = (exact_values < lo) | (exact_values > hi)
+        if bool(over.any()) or bool(bad.any()):
+            raise UndefinedBehaviour(f"integer overflow under debug=True ({what} in {dtype}, "
+                                     f"{int(over.sum())} lanes; undetermined lanes: {int(bad.sum())}): Triton's "
+                                     "overflow sanitizer asserts by design")
 
     # --- elementwise --------------------------------------------------------------------------------------------
     def binary(self, name, a: TV, b: TV) -> TV:
@@ -31,6 +46,9 @@ class Arith:
             fn = {"and": torch.logical_and, "or": torch.logical_or, "xor": torch.logical_xor}[name]
             return TV(fn(a.v != 0, b.v != 0).to(I64), torch.zeros(bad.shape, dtype=F64), bad, "i1")
         if not D.is_float(dtype):
+            if name in ("add", "sub", "mul"):
+                exact_r = a.v + b.v if name == "add" else (a.v - b.v if name == "sub" else a.v * b.v)
+                self._overflow_check(name, dtype, exact_r, bad)
             return TV(*self._int_binary(name, a.v, b.v, dtype), bad=bad, dtype=dtype)
         ex = exact_mask(a, b)
         av, bv, ae, be = a.v, b.v, a.e, b.e
@@ -107,6 +125,7 @@ class Arith:
         if name == "neg":
             if x.is_float:
                 return TV(-x.v, x.e, x.bad, x.dtype)
+            self._overflow_check("neg", x.dtype, -x.v, x.bad)  # -x is 0 - x
             return TV(wrap(x.dtype, -x.v), x.e, x.bad, x.dtype)
         if name == "abs":
             return TV(x.v.abs() if x.is_float else wrap(x.dtype, x.v.abs()), x.e, x.bad, x.dtype)
@@ -257,7 +276,9 @@ class Arith:
     def _sum(self, x: TV, axis, dtype) -> TV:
         n = x.v.shape[axis]
         if not D.is_float(dtype):
-            v = wrap("i32" if D.DTYPES[dtype].bits < 64 else dtype, x.v.sum(dim=axis))
+            acc = "i32" if D.DTYPES[dtype].bits < 64 else dtype
+            self._overflow_check("sum", acc, x.v.abs().sum(dim=axis), x.bad)  # partial sums in any order
+            v = wrap(acc, x.v.sum(dim=axis))
             return TV(wrap(dtype, v), torch.zeros(v.shape, dtype=F64), x.bad.any(dim=axis), dtype)
         r = x.v.sum(dim=axis)
         mags = x.v.abs().sum(dim=axis)
@@ -289,6 +310,8 @@ class Arith:
         bad_out = bad.to(torch.int32).cumsum(dim=axis) > 0
         n = v.shape[axis]
         if not D.is_float(dtype):
+            bound = v.abs().sum(dim=axis) if op == "cumsum" else _abs_prod(v, axis)
+            self._overflow_check(op, dtype, bound, bad)  # the scan's partial results, in any combine order
             r = wrap(dtype, v.cumsum(dim=axis) if op == "cumsum" else _int_cumprod(v, axis, dtype))
             out = TV(flip(r), torch.zeros(r.shape, dtype=F64), flip(bad_out), dtype)
         elif op == "cumsum":
@@ -412,6 +435,11 @@ def _min_scale(x, dim):
         integral = ((scaled == torch.round(scaled)) & torch.isfinite(scaled)).all(dim=dim)
         out = torch.where(integral, torch.full_like(out, float(s)), out)
     return out
+
+
+def _abs_prod(v, axis):
+    """The product of |v| along axis in float64 (only compared with ranges of at most 32 bits: rounding is moot)."""
+    return v.abs().to(F64).prod(dim=axis)
 
 
 def _int_cumprod(v, axis, dtype):

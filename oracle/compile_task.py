@@ -43,23 +43,29 @@ def _ir_saver(ir_dir: Path):
 
 
 class _Fd2Redirect:
-    """Point fd 2 at a file for the duration (native code writes there, not to sys.stderr)."""
+    """Point fd 2 (and with `stdout=True` fd 1 too) at a file for the duration: native code writes there, not to
+    sys.stderr, and a GPU's device-side printf and assertion messages go to fd 1."""
 
-    def __init__(self, path):
+    def __init__(self, path, stdout=False):
         self.path = path
+        self.fds = (1, 2) if stdout else (2,)
 
     def __enter__(self):
+        sys.stdout.flush()
         sys.stderr.flush()
-        self.saved = os.dup(2)
+        self.saved = [os.dup(fd) for fd in self.fds]
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(fd, 2)
+        for target in self.fds:
+            os.dup2(fd, target)
         os.close(fd)
         return self
 
     def __exit__(self, *exc):
+        sys.stdout.flush()
         sys.stderr.flush()
-        os.dup2(self.saved, 2)
-        os.close(self.saved)
+        for target, saved in zip(self.fds, self.saved):
+            os.dup2(saved, target)
+            os.close(saved)
 
 
 def run_compile(task: dict) -> dict:

@@ -21,12 +21,9 @@ from gfxhound.fuzz.program import walk
 from gfxhound.fuzz.render import input_strides, memory_shape, row_major_strides
 
 from .arith import Arith
-from .numeric import DYADIC_SCALES, F64, I64, MANT, TINY, TV, exact, finish, gamma, round_to, wrap
+from .numeric import (DYADIC_SCALES, F64, I64, MANT, TINY, TV, UndefinedBehaviour, exact, finish, gamma, round_to,  # noqa: F401 - UndefinedBehaviour is this module's API too
+                      wrap)
 from .tolerance import Table
-
-
-class UndefinedBehaviour(Exception):
-    """The kernel as generated would have undefined behaviour: the generator broke its contract."""
 
 
 class _Return(Exception):
@@ -70,6 +67,9 @@ class OutBuf:
         self.equal = torch.ones(n, dtype=torch.bool)
         self.exact = torch.ones(n, dtype=torch.bool)
         self.scale = torch.zeros(n, dtype=F64)  # atomics: every contribution is a multiple of 2^-scale
+        self.program = torch.full((n,), -1, dtype=I64)  # atomics: the program that first updated the element
+        self.shared = torch.zeros(n, dtype=torch.bool)  # atomics: updated by more than one program
+        self.narrow = torch.zeros(n, dtype=torch.bool)  # atomics: updated with a scope narrower than the grid
 
 
 ATOMIC_BITS = {"add": 1, "max": 2, "min": 4, "xchg": 8}
@@ -85,7 +85,7 @@ class Kit(Arith):
     """The evaluation kit the registry's references call: arithmetic (Arith) plus one program's memory view."""
 
     def __init__(self, spec, table: Table, inputs: dict, outputs: dict):
-        super().__init__(table)
+        super().__init__(table, sanitize_overflow=bool(spec.launch.options.get("debug")))
         self.spec = spec
         self.inputs = inputs  # name -> flat torch tensor of the input dtype
         self.outputs = outputs  # name -> OutBuf
@@ -93,6 +93,7 @@ class Kit(Arith):
         self.uncertain = 0
         self.tainted = False
         self.offs = {}
+        self.program = 0  # the index of the program instance being evaluated
 
     # --- shapes -------------------------------------------------------------------------------------------------
     def shape(self, axes):
@@ -219,6 +220,11 @@ class Kit(Arith):
         if D.is_float(buf.dtype):  # the coarsest dyadic scale among the contributions decides exactness
             buf.scale[idx] = torch.maximum(buf.scale[idx], _lane_scale(v.to(F64)))
         buf.kinds[idx] |= ATOMIC_BITS[kind]
+        owner = buf.program[idx]
+        buf.shared[idx] |= (owner >= 0) & (owner != self.program)
+        buf.program[idx] = torch.where(owner >= 0, owner, torch.full_like(owner, self.program))
+        if node["attrs"].get("scope") == "cta":
+            buf.narrow[idx] = True
         buf.count[idx] += 1
         buf.bad[idx] |= bad
         buf.written[idx] = True
@@ -238,8 +244,13 @@ def _mark(x, bad):
     return TV(x.v, x.e, torch.ones_like(x.bad), x.dtype)
 
 
-def _finalise_atomic(buf: OutBuf):
+def _finalise_atomic(buf: OutBuf, name: str):
     """Turn accumulated atomic contributions into expected values with bounds."""
+    race = buf.shared & buf.narrow
+    if bool(race.any()):  # PTX and the AMDGPU memory model: atomicity holds only among threads within the scope
+        raise UndefinedBehaviour(f"{name}: {int(race.sum())} elements updated by atomics of scope 'cta' from more "
+                                 "than one program (a data race: a cta-scoped atomic is atomic only within its "
+                                 "program)")
     touched = buf.count > 0
     mixed = (buf.kinds & (buf.kinds - 1)) != 0  # more than one kind: the interleaving decides
     buf.bad |= touched & mixed
@@ -301,6 +312,7 @@ def evaluate(spec, caps, inputs: dict, table: Table, walker=None) -> Expected:
             env["pid_m"] = exact(torch.tensor(pid_m), "i32")
             env["pid_n"] = exact(torch.tensor(pid_n), "i32")
             kit.uncertain, kit.tainted = 0, False
+            kit.program = pid_m * gn + pid_n
             bn = spec.blocks["N"]
             kit.offs = {"offs_M": pid_m * spec.blocks["M"] + torch.arange(spec.blocks["M"]),
                         "offs_N": (pid_n * bn if "N" in spec.grid else 0) + torch.arange(bn),
@@ -309,9 +321,9 @@ def evaluate(spec, caps, inputs: dict, table: Table, walker=None) -> Expected:
                 _run(walker.nodes, env, kit)
             except _Return:
                 pass
-    for buf in outputs.values():
+    for name, buf in outputs.items():
         if buf.mode == "atomic":
-            _finalise_atomic(buf)
+            _finalise_atomic(buf, name)
     return Expected(outputs, gm * gn)
 
 

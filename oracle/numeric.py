@@ -56,6 +56,18 @@ def constant(value, dtype, shape=()) -> TV:
     return exact(v, dtype)
 
 
+class UndefinedBehaviour(Exception):
+    """The kernel as generated would have undefined behaviour: the generator broke its contract."""
+
+
+def int_range(dtype):
+    """The (lowest, highest) value of an integer dtype."""
+    bits = D.DTYPES[dtype].bits
+    if dtype.startswith("u"):
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
 def wrap(dtype, x):
     """Two's-complement wrap-around of exact integers into the dtype (Triton's integer semantics)."""
     if dtype == "i1":

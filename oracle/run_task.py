@@ -208,12 +208,13 @@ def launch_device(task: dict) -> dict:
     """GPU side: launch (the compiled kernel is in the shared cache), compare, re-run a mismatch."""
     task_dir = Path(task["task_dir"])
     try:
-        spec, caps, rendered = _setup(task)
+        # an IR-edit plant's edited kernel sits in the shared cache under the unedited source's key: launch that
+        spec, caps, rendered = _setup(task, ir_stage=True)
         kernel = load_kernel(rendered.source, task_dir / "kernel_gpu.py", rendered.kernel_name)
         expected = task["expected"]
     except Exception:  # noqa: BLE001
         return {"status": "harness", "text": traceback.format_exc()}
-    with _Fd2Redirect(task["stderr_path"]):
+    with _Fd2Redirect(task["stderr_path"], stdout=True):  # a device-side assert's message is printed on fd 1
         try:
             result = _execute(task, spec, rendered, kernel, expected, "cuda")
         except BaseException:  # noqa: BLE001 - a fault is data; the pool replaces this worker afterwards

@@ -178,7 +178,7 @@ def test_review_findings_stay_fixed():
         buf.count[0] += 1
         buf.written[0] = True
     buf.kinds[0] = 1
-    _finalise_atomic(buf)
+    _finalise_atomic(buf, "out_0")
     assert float(buf.e[0]) > 0
     # 5. i64 beyond 2^53 converts inexactly in a float64 reference
     big = exact(torch.tensor([2 ** 53 + 2 ** 29 + 1]), "i64")
