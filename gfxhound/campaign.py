@@ -376,7 +376,8 @@ class Campaign:
         pool.discard(task)
 
     def record(self, execution, spec, rendered, caps, task):
-        if execution.verdict in ("miscompile", "nondeterministic"):
+        if execution.verdict in ("miscompile", "nondeterministic") or (
+                execution.verdict == "runtime_fault" and self.config.backend != "compile"):
             repro = self._exec_repro(execution, spec, rendered, caps)
         else:
             llc = self.config.llc if execution.stage == "llc-verify" else None

@@ -438,8 +438,10 @@ def _min_scale(x, dim):
 
 
 def _abs_prod(v, axis):
-    """The product of |v| along axis in float64 (only compared with ranges of at most 32 bits: rounding is moot)."""
-    return v.abs().to(F64).prod(dim=axis)
+    """A bound on |any partial product| along axis, in float64: the scan combines subsets in a tree, and a zero
+    in one subset does not stop another subset's product from overflowing (found on the H100), so zeros count as
+    one. Rounding is moot: it is only compared with ranges of at most 32 bits."""
+    return v.abs().to(F64).clamp(min=1).prod(dim=axis)
 
 
 def _int_cumprod(v, axis, dtype):

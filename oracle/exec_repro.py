@@ -14,12 +14,15 @@ import zlib
 
 import torch
 
+from .judge import RUNTIME_FAULT_PATTERNS
+
 TEMPLATE = '''#!/usr/bin/env python3
 """gfxhound repro {spec_hash}: {verdict} of a kernel found on {backend} ({target}, {toolchain}).
 
 {message}
 
-Run:   python repro.py               exit 0 = results correct, 1 = still wrong, 125 = cannot test here
+Run:   python repro.py               exit 0 = results correct, 1 = still wrong (or a fault once launched),
+                                     125 = cannot test here
        python repro.py --interpret   run under TRITON_INTERPRET=1 on the CPU
        python repro.py --show        print the child's output
 Needs: triton and torch. The expected values come from gfxhound's torch reference with per-element bounds
@@ -28,6 +31,7 @@ Needs: triton and torch. The expected values come from gfxhound's torch referenc
 import base64
 import io
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -41,6 +45,7 @@ TIMEOUT_S = {timeout}
 DATA = {data!r}
 GUARD = 256
 KERNEL = {kernel!r}
+FAULT = re.compile({fault!r})
 
 
 def child():
@@ -82,6 +87,7 @@ def child():
             known = set(getattr(type(backend.parse_options({{}})), "__dataclass_fields__", {{}}))
             options = {{k: v for k, v in OPTIONS.items() if k in known}}
         os.environ.update(ENV_KNOBS)
+        print("gfxhound-launching", flush=True)  # what fails after this line and looks like a fault is one
         kernel[GRID](*values, **constexprs, **options)
         if device != "cpu":
             torch.cuda.synchronize()
@@ -149,6 +155,12 @@ def main():
     if proc.returncode == 3 and "gfxhound-result:" in text:
         print("bug present: " + text.split("gfxhound-result:")[0].strip().splitlines()[0][:300])
         return 1
+    after = text.split("gfxhound-launching", 1)[1] if "gfxhound-launching" in text else ""
+    fault = FAULT.search(after) if proc.returncode != 0 else None
+    if fault:
+        line = next((l for l in after.splitlines() if FAULT.search(l)), fault.group(0))
+        print("bug present: runtime fault: " + line.strip()[:300])
+        return 1
     print("cannot test here: " + (text.strip().splitlines() or ["no output"])[-1][:300])
     return 125
 
@@ -186,7 +198,8 @@ def render_exec_repro(rendered, spec, inputs: dict, expected, execution: dict, t
                            toolchain=execution["toolchain"], message=message, grid=tuple(rendered.grid),
                            options=repr(dict(rendered.options)),
                            env=repr({k: str(v) for k, v in rendered.env.items()}), args=repr(rendered.args),
-                           timeout=int(timeout_s), data=data, kernel=rendered.source)
+                           timeout=int(timeout_s), data=data, kernel=rendered.source,
+                           fault="|".join(RUNTIME_FAULT_PATTERNS))
 
 
 def inputs_dtype(name):
