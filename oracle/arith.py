@@ -304,7 +304,10 @@ class Arith:
         src = x
         if promote and out_dtype != x.dtype:
             src = self.cast(x, out_dtype)
-        dtype = src.dtype if D.is_float(src.dtype) else ("i32" if D.DTYPES[src.dtype].bits < 64 else src.dtype)
+        dtype = src.dtype
+        if not D.is_float(dtype) and D.DTYPES[dtype].bits < 32 and (
+                op == "cumsum" or not self.table.narrow_cumprod_wraps):
+            dtype = "i32"  # tl.cumsum promotes narrow integers (_pick_sum_dtype); tl.cumprod does not
         flip = (lambda t: t.flip(axis)) if reverse else (lambda t: t)
         v, e, bad = flip(src.v), flip(src.e), flip(src.bad)
         bad_out = bad.to(torch.int32).cumsum(dim=axis) > 0

@@ -147,15 +147,15 @@ def main():
             print("cannot test: the kernel did not finish in time")
             return 125
     text = proc.stdout + proc.stderr
+    after = text.split("gfxhound-launching", 1)[1] if "gfxhound-launching" in text else ""
     if "--show" in sys.argv:
         print(text)
     if proc.returncode == 0 and "gfxhound-result: 0 wrong" in text:
         print("bug absent: every determined element is within its bound")
         return 0
     if proc.returncode == 3 and "gfxhound-result:" in text:
-        print("bug present: " + text.split("gfxhound-result:")[0].strip().splitlines()[0][:300])
+        print("bug present: " + (after or text).split("gfxhound-result:")[0].strip().splitlines()[0][:300])
         return 1
-    after = text.split("gfxhound-launching", 1)[1] if "gfxhound-launching" in text else ""
     fault = FAULT.search(after) if proc.returncode != 0 else None
     if fault:
         line = next((l for l in after.splitlines() if FAULT.search(l)), fault.group(0))

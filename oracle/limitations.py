@@ -57,6 +57,11 @@ LIMITATIONS = (
         "more precise than the oracle's bound requires, so this only weakens the check for reduced precisions",
         "python/triton/runtime/interpreter.py (create_dot)"),
     Limitation(
+        "interpret-narrow-int-cumprod", "interpret",
+        "tl.cumprod on int8/int16 does not wrap at the input's width in the interpreter (compiled, its combine "
+        "`a * b` does: an H100 run showed 167 become -89); the oracle's interpreter table models that",
+        "python/triton/language/standard.py (cumprod has no dtype promotion), runtime/interpreter.py"),
+    Limitation(
         "interpret-fma-rounding", "interpret",
         "tl.fma is a multiply and an add (two roundings) in the interpreter; the oracle's interpreter table "
         "models that",

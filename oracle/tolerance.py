@@ -25,6 +25,9 @@ class Table:
     div_ulps: float = 0.0  # 0: fp32 division rounds correctly
     fma_fused: bool = True  # tl.fma rounds once
     fp64_ulps: float = 2.0  # fp64 math functions (libdevice / ocml / numpy double)
+    # tl.cumprod on int8/int16 multiplies in the input's width when compiled (its combine is `a * b`, no
+    # promotion); the interpreter's scan does not wrap there (oracle/limitations.py)
+    narrow_cumprod_wraps: bool = True
 
     def fn(self, name) -> FnError:
         return self.functions.get(name, FnError(8.0, 2.0 ** -20, 2.0))
@@ -36,7 +39,7 @@ _EXACT_SQRT = FnError(0.0)
 INTERPRET = Table("interpret", {
     "exp": FnError(4), "exp2": FnError(4), "log": FnError(4), "log2": FnError(4), "sqrt": _EXACT_SQRT,
     "rsqrt": FnError(3), "sin": FnError(4), "cos": FnError(4), "erf": FnError(4), "sigmoid": FnError(8, 0, 1),
-}, div_ulps=0.0, fma_fused=False)
+}, div_ulps=0.0, fma_fused=False, narrow_cumprod_wraps=False)
 
 # NVIDIA (Triton 3.4-3.9, read from the PTX): tl.exp is ex2.approx(x * log2 e), documented for __expf as
 # 2 + 1.17|x| ulp; exp2, sqrt and rsqrt are approx instructions (2 ulp); log, log2, sin, cos and erf come from

@@ -118,6 +118,39 @@ def test_a_wrong_result_repro_reproduces_and_a_right_one_does_not(tmp_path):
                               timeout=300)
         codes.append(proc.returncode)
     assert codes == [0, 1]
+    assert "bug present: out_0: " in proc.stdout and "elements wrong" in proc.stdout, proc.stdout
+
+
+_FAULTING_KERNEL = """
+class _Launcher:
+    def __getitem__(self, grid):
+        def run(*args, **kwargs):
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        return run
+kernel = _Launcher()
+"""
+
+
+def test_a_fault_after_launch_is_bug_present_and_one_before_is_cannot_test(tmp_path):
+    """Runtime faults get the execution repro: a fault once the kernel was launched reproduces the finding
+    (exit 1); the same text before the launch (here: raised while the kernel module loads) cannot test (125)."""
+    import re
+    caps = assume_all("gfx942")
+    spec = next(spec_stream("off-by-one", 8))
+    execution = {"spec_hash": spec.spec_hash(), "verdict": "runtime_fault", "backend": "device",
+                 "target": "gfx942", "toolchain": "test", "message": "fault"}
+    text = render_exec_repro(render(spec, caps), spec, make_inputs(spec), reference(spec, caps, "interpret"),
+                             execution)
+    codes = []
+    for kernel in (_FAULTING_KERNEL, "raise RuntimeError('CUDA error: no device')\n"):
+        path = tmp_path / "repro.py"
+        path.write_text(re.sub(r"^KERNEL = .*$", lambda m: "KERNEL = " + repr(kernel), text, count=1, flags=re.M))
+        proc = subprocess.run([sys.executable, str(path), "--interpret"], capture_output=True, text=True,
+                              timeout=300)
+        codes.append((proc.returncode, proc.stdout.strip().splitlines()[-1]))
+    assert codes[0] == (1, "bug present: runtime fault: RuntimeError: CUDA error: an illegal memory access was "
+                           "encountered"), codes
+    assert codes[1][0] == 125, codes
 
 
 def _oob_spec(masked):
