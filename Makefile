@@ -9,16 +9,18 @@ OLD_TRITON ?= 3.4.0
 OLD_VENV   ?= .venv-triton-$(OLD_TRITON)
 LLD     := /usr/lib/llvm-22/bin/ld.lld
 LLC     := /usr/lib/llvm-22/bin/llc
+# C-Vise: TTIR/TTGIR reduction (gfxhound reduce --level ir)
+CVISE   := /usr/bin/cvise
 BUDGET  ?= 2m
 TARGETS ?= gfx942
 JOBS    ?= 2
 
 .PHONY: setup setup-old tools fuzz-demo test test-fast bench clean
 
-tools: $(LLD) $(LLC)
-$(LLD) $(LLC):
-	@command -v apt-get >/dev/null || { echo "need Debian's lld-22 and llvm-22 (apt-get install lld-22 llvm-22)"; exit 1; }
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lld-22 llvm-22 >/dev/null
+tools: $(LLD) $(LLC) $(CVISE)
+$(LLD) $(LLC) $(CVISE):
+	@command -v apt-get >/dev/null || { echo "need Debian's lld-22, llvm-22 and cvise (apt-get install lld-22 llvm-22 cvise)"; exit 1; }
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lld-22 llvm-22 cvise >/dev/null
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)

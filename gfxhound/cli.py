@@ -202,10 +202,17 @@ def cmd_reduce(args):
 
     from gfxhound.corpus_store import Corpus
     from gfxhound.reduce.llvm_ir import ReduceError, reduce_ir, signature_property
+    from gfxhound.reduce.mlir import INPUT_FOR_STAGE
 
     corpus = Corpus(args.corpus)
     finding = corpus.get(args.id)
-    if finding.stage != "llc-verify":
+    if args.level == "ir" and finding.stage in INPUT_FOR_STAGE:
+        return _reduce_mlir(args, corpus, finding)
+    if args.level == "ir" and finding.stage != "llc-verify":
+        raise UserError(f"IR-level reduction handles failures in stages ttgir and llir (TTIR/TTGIR files) and "
+                        f"llc-verify (LLVM IR) so far; {finding.signature} failed in stage {finding.stage}: use "
+                        "--level spec")
+    if finding.stage != "llc-verify" or args.level == "spec":
         return _reduce_spec(args, corpus, finding)
     examples = corpus.example_dirs(finding.signature)
     example = next((e for e in examples if (e / "ir" / "kernel.llir").exists()), None)
@@ -235,6 +242,57 @@ def cmd_reduce(args):
     else:
         print(f"{finding.signature}: LLVM IR {result.lines_before} -> {result.lines_after} lines, signature kept, "
               f"in {result.seconds} s\n  {dest}/reduced.ll\n  (cd {dest} && {' '.join(result.command)})")
+    return 0
+
+
+def _reduce_mlir(args, corpus, finding):
+    """TTIR/TTGIR level: C-Vise on the IR the failing stage consumed, compiled by the installed Triton."""
+    import tempfile
+
+    from gfxhound.fuzz.capabilities import Capabilities
+    from gfxhound.fuzz.render import render
+    from gfxhound.reduce.llvm_ir import ReduceError
+    from gfxhound.reduce.localise import LAYERS, has_amd_codegen, localise
+    from gfxhound.reduce.mlir import INPUT_FOR_STAGE, failure_property, reduce_mlir
+    from gfxhound.spec import KernelSpec
+
+    name = INPUT_FOR_STAGE[finding.stage]
+    example = next((e for e in corpus.example_dirs(finding.signature) if (e / "ir" / name).exists()), None)
+    if example is None:
+        raise UserError(f"finding {finding.signature} has no example with ir/{name} to reduce")
+    spec = KernelSpec.loads((example / "spec.json").read_text())
+    caps = Capabilities.from_json(json.loads((example / "caps.json").read_text()))
+    run = json.loads((example / "run.json").read_text())
+    rendered = render(spec, caps)
+    layer = localise(finding.stage, run.get("message", ""), has_amd_codegen())
+    lld = _default_lld()
+    if lld:
+        os.environ.setdefault("TRITON_HIP_LLD_PATH", lld)
+    prop = failure_property(finding.signature, run["target"], rendered.options, rendered.env, run["toolchain"],
+                            timeout=args.compile_timeout)
+    cvise = args.cvise or shutil.which("cvise") or "cvise"
+    with tempfile.TemporaryDirectory(prefix="gfxhound-reduce-") as tmp:
+        try:
+            result = reduce_mlir(example / "ir" / name, prop, Path(tmp), cvise=cvise, jobs=args.jobs,
+                                 timeout_s=args.timeout, log=lambda line: print(line, file=sys.stderr))
+        except ReduceError as exc:
+            raise UserError(str(exc)) from None
+        ext = result.level
+        summary = dict(result.to_json(), layer=layer, layer_text=LAYERS[layer], signature=finding.signature)
+        (Path(tmp) / "reduce.json").write_text(json.dumps(summary, indent=1))
+        files = {n: (Path(tmp) / n).read_bytes() for n in (f"reduced.{ext}", "reduce.json", "reduce.log",
+                                                           "passes.json")}
+        files["command.py"] = ("# compiles the reduced file as the interestingness test did: it fails with the finding's "
+                               "signature\n" + result.command[2].replace("; ", "\n") + "\n").encode()
+        files["command.txt"] = b"python3 command.py\n"
+        dest = corpus.write_reduced(finding.signature, ext, files)
+    summary["output"] = str(dest)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        print(f"{finding.signature}: {ext.upper()} {result.lines_before} -> {result.lines_after} lines, signature "
+              f"kept, in {result.seconds} s; layer: {LAYERS[layer]}\n  {dest}/reduced.{ext}\n  "
+              f"(cd {dest} && sh command.txt)")
     return 0
 
 
@@ -346,6 +404,11 @@ def build_parser():
     reduce.add_argument("--corpus", default="corpus")
     reduce.add_argument("--llc", help="the llc that shows the failure (default: Debian's llvm-22)")
     reduce.add_argument("--llvm-reduce", dest="llvm_reduce", help="llvm-reduce to use (default: Debian's llvm-22)")
+    reduce.add_argument("--level", choices=("auto", "spec", "ir"), default="auto",
+                        help="spec: shrink the kernel; ir: the IR the failing stage consumed (TTIR/TTGIR through "
+                             "triton.compile and C-Vise, LLVM IR through llvm-reduce); auto: LLVM IR for llc "
+                             "failures, spec otherwise")
+    reduce.add_argument("--cvise", help="C-Vise to use for TTIR/TTGIR (default: the one on PATH)")
     reduce.add_argument("-j", "--jobs", type=int, default=2)
     reduce.add_argument("--timeout", type=float, default=1800, help="stop reducing after this many seconds, "
                         "keeping the best result")
