@@ -204,6 +204,10 @@ def cmd_reduce(args):
     from gfxhound.reduce.llvm_ir import ReduceError, reduce_ir, signature_property
     from gfxhound.reduce.mlir import INPUT_FOR_STAGE
 
+    if args.script:
+        return _reduce_script(args)
+    if not args.id:
+        raise UserError("name a finding to reduce (gfxhound corpus list), or pass --script FILE --expect REGEX")
     corpus = Corpus(args.corpus)
     finding = corpus.get(args.id)
     if args.level == "ir" and finding.stage in INPUT_FOR_STAGE:
@@ -242,6 +246,31 @@ def cmd_reduce(args):
     else:
         print(f"{finding.signature}: LLVM IR {result.lines_before} -> {result.lines_after} lines, signature kept, "
               f"in {result.seconds} s\n  {dest}/reduced.ll\n  (cd {dest} && {' '.join(result.command)})")
+    return 0
+
+
+def _reduce_script(args):
+    """Source level: a user's script, reduced while its output matches --expect."""
+    from gfxhound.reduce.llvm_ir import ReduceError
+    from gfxhound.reduce.source import reduce_script
+
+    script = Path(args.script)
+    if not script.is_file():
+        raise UserError(f"{script}: no such file")
+    if not args.expect:
+        raise UserError("--script needs --expect REGEX: what the script's output must keep showing")
+    try:
+        result = reduce_script(script, args.expect, python=args.python or sys.executable,
+                               cvise=args.cvise or shutil.which("cvise") or "cvise", jobs=args.jobs,
+                               timeout_s=args.timeout, test_timeout=args.compile_timeout,
+                               log=lambda line: print(line, file=sys.stderr))
+    except ReduceError as exc:
+        raise UserError(str(exc)) from None
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        print(f"{script}: {result.lines_before} -> {result.lines_after} lines in {result.seconds} s\n  "
+              f"{result.output}")
     return 0
 
 
@@ -399,8 +428,14 @@ def build_parser():
     corpus.add_argument("--python", help="replay under this interpreter (e.g. a venv with another Triton)")
     corpus.set_defaults(func=cmd_corpus)
     reduce = sub.add_parser("reduce", help="reduce a finding to a minimal repro (spec level for compiler crashes, "
-                                           "LLVM IR level for llc failures)")
-    reduce.add_argument("id")
+                                           "LLVM IR level for llc failures, --level ir for TTIR/TTGIR), or a "
+                                           "script of your own (--script FILE --expect REGEX)")
+    reduce.add_argument("id", nargs="?", help="the finding (a prefix of its signature)")
+    reduce.add_argument("--script", help="reduce this Python script instead of a finding (C-Vise on a copy; the "
+                                         "result is written next to it as NAME.reduced.py)")
+    reduce.add_argument("--expect", help="with --script: a regular expression the script's output must keep "
+                                         "matching")
+    reduce.add_argument("--python", help="with --script: the Python that runs it (default: this one)")
     reduce.add_argument("--corpus", default="corpus")
     reduce.add_argument("--llc", help="the llc that shows the failure (default: Debian's llvm-22)")
     reduce.add_argument("--llvm-reduce", dest="llvm_reduce", help="llvm-reduce to use (default: Debian's llvm-22)")
