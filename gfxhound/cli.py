@@ -325,6 +325,92 @@ def _reduce_mlir(args, corpus, finding):
     return 0
 
 
+def _reduce_miscompile(args, corpus, finding):
+    """A wrong result: spec-level reduction with the finding's backend and the oracle as the test."""
+    import time
+
+    from gfxhound.fuzz.capabilities import Capabilities
+    from gfxhound.fuzz.render import render
+    from gfxhound.oracle.exec_repro import render_exec_repro
+    from gfxhound.oracle.inputs import make_inputs
+    from gfxhound.oracle.planted import mutate_source
+    from gfxhound.oracle.pool import CompilePool
+    from gfxhound.oracle.run_task import reference
+    from gfxhound.reduce.miscompile import ExecutionTest
+    from gfxhound.reduce.spec_level import reduce_spec
+    from gfxhound.spec import KernelSpec
+
+    example = corpus.example_dirs(finding.signature)[0]
+    spec = KernelSpec.loads((example / "spec.json").read_text())
+    caps = Capabilities.from_json(json.loads((example / "caps.json").read_text()))
+    run = json.loads((example / "run.json").read_text())
+    arch, toolchain, backend = run["target"], run["toolchain"], run.get("backend", "interpret")
+    env = {"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"), "PYTHONWARNINGS": "ignore"}
+    kind = ""
+    if backend == "interpret":
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        try:
+            import torch
+        except ImportError:
+            raise UserError("this wrong result was found on a GPU: reducing it needs torch and a GPU") from None
+        if not torch.cuda.is_available():
+            raise UserError("this wrong result was found on a GPU: run gfxhound reduce on a machine with one")
+        kind = "hip" if getattr(torch.version, "hip", None) else "cuda"
+    jobs = max(1, args.jobs) if backend == "interpret" else 1  # one GPU worker: a fault must be seen alone
+    pool = CompilePool(jobs, args.compile_timeout, env)
+    test = ExecutionTest(pool, caps.to_json(), arch, backend, toolchain, plant=args.plant, device_kind=kind)
+    last = {}
+
+    def interesting(candidate):
+        execution = test.judge(candidate)
+        if execution.verdict == "miscompile":
+            last[candidate.spec_hash()] = execution
+            return True
+        return False
+
+    try:
+        if not interesting(spec):
+            raise UserError(f"the example of {finding.signature} is not a wrong result with this Triton on this "
+                            f"{'machine' if backend == 'device' else 'interpreter'}; run gfxhound reduce where it "
+                            f"was found ({toolchain}, {arch})")
+        before = render(spec, caps).body_lines
+        result = reduce_spec(spec, interesting, deadline_s=args.timeout, caps=caps,
+                             on_progress=lambda st: print(f"  {st.tests} runs, {st.accepted} kept: "
+                                                          f"{render(st.spec, caps).body_lines} lines",
+                                                          file=sys.stderr))
+    finally:
+        pool.close()
+    rendered = render(result.spec, caps)
+    if args.plant:
+        rendered.source = mutate_source(args.plant, rendered.source)
+    execution = last[result.spec.spec_hash()]
+    expected = reference(result.spec, caps, backend, kind)
+    repro = render_exec_repro(rendered, result.spec, make_inputs(result.spec), expected, execution.to_json(),
+                              timeout_s=int(args.compile_timeout * 2))
+    summary = {"level": "spec", "signature": finding.signature, "verdict": "miscompile", "backend": backend,
+               "regrouped_signature": execution.signature,  # the reduced kernel's own (provisional) signature
+               "message": execution.message.splitlines()[0][:300] if execution.message else "",
+               "body_lines_before": before, "body_lines_after": rendered.body_lines, "tests": result.tests,
+               "accepted": result.accepted, "seconds": result.seconds, "interrupted": result.interrupted,
+               "toolchain": toolchain, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    files = {"spec.json": result.spec.dumps(), "repro.py": repro, "kernel.py": rendered.source,
+             "reduce.json": json.dumps(summary, indent=1), "reduce.log": "\n".join(result.log) + "\n"}
+    dest = corpus.write_reduced(finding.signature, "spec", files)
+    check = subprocess.run([sys.executable, str(dest / "repro.py")] + (["--interpret"] if backend == "interpret"
+                                                                        else []),
+                           capture_output=True, text=True, timeout=args.compile_timeout * 3 + 60)
+    summary["repro_exit"] = check.returncode  # 1: the reduced repro is still wrong
+    summary["output"] = str(dest)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        print(f"{finding.signature}: kernel body {before} -> {rendered.body_lines} lines in {result.seconds} s "
+              f"({result.tests} runs); regrouped as {execution.signature}; repro exit {check.returncode}\n"
+              f"  {dest}/repro.py")
+    return 0 if check.returncode == 1 else 1
+
+
 def _reduce_spec(args, corpus, finding):
     """Spec level: shrink the first example's spec, compiling every candidate in the isolated worker pool."""
     import time
@@ -337,9 +423,11 @@ def _reduce_spec(args, corpus, finding):
     from gfxhound.reduce.spec_level import reduce_spec
     from gfxhound.spec import KernelSpec
 
+    if finding.verdict == "miscompile":
+        return _reduce_miscompile(args, corpus, finding)
     if finding.verdict not in ("ice", "timeout"):
         raise UserError(f"finding {finding.signature} is a {finding.verdict}: spec-level reduction handles compiler "
-                        "crashes and hangs so far")
+                        "crashes, hangs and wrong results so far")
     example = corpus.example_dirs(finding.signature)[0]
     spec = KernelSpec.loads((example / "spec.json").read_text())
     caps = Capabilities.from_json(json.loads((example / "caps.json").read_text()))
@@ -444,6 +532,9 @@ def build_parser():
                              "triton.compile and C-Vise, LLVM IR through llvm-reduce); auto: LLVM IR for llc "
                              "failures, spec otherwise")
     reduce.add_argument("--cvise", help="C-Vise to use for TTIR/TTGIR (default: the one on PATH)")
+    from gfxhound.oracle.planted import PLANTS as _PLANTS
+    reduce.add_argument("--plant", choices=sorted(_PLANTS), default=None,
+                        help="a wrong result: apply this planted bug to every candidate (tests the reducer)")
     reduce.add_argument("-j", "--jobs", type=int, default=2)
     reduce.add_argument("--timeout", type=float, default=1800, help="stop reducing after this many seconds, "
                         "keeping the best result")
