@@ -375,7 +375,7 @@ def _reduce_miscompile(args, corpus, finding):
                             f"{'machine' if backend == 'device' else 'interpreter'}; run gfxhound reduce where it "
                             f"was found ({toolchain}, {arch})")
         before = render(spec, caps).body_lines
-        result = reduce_spec(spec, interesting, deadline_s=args.timeout, caps=caps,
+        result = reduce_spec(spec, interesting, deadline_s=args.timeout, caps=caps, jobs=jobs,
                              on_progress=lambda st: print(f"  {st.tests} runs, {st.accepted} kept: "
                                                           f"{render(st.spec, caps).body_lines} lines",
                                                           file=sys.stderr))
@@ -455,7 +455,7 @@ def _reduce_spec(args, corpus, finding):
             raise UserError(f"the example of {finding.signature} does not fail the same way with this Triton; "
                             f"run gfxhound reduce under the release that found it ({toolchain})")
         before = render(spec, caps).body_lines
-        result = reduce_spec(spec, interesting, deadline_s=args.timeout, caps=caps,
+        result = reduce_spec(spec, interesting, deadline_s=args.timeout, caps=caps, jobs=max(1, args.jobs),
                              on_progress=lambda st: print(f"  {st.tests} tests, {st.accepted} kept: "
                                                           f"{render(st.spec, caps).body_lines} lines",
                                                           file=sys.stderr))

@@ -11,6 +11,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
@@ -56,6 +57,7 @@ class CompilePool:
         self.root.mkdir(parents=True, exist_ok=True)
         self.timeout = timeout
         self.counter = 0
+        self._lock = threading.Lock()  # reductions submit from several threads (reduce_spec's jobs)
         self.pool = ProcessPool(max_workers=workers, max_tasks=max_tasks, initializer=_worker_init,
                                 initargs=(str(self.root), dict(env or {}), shared_cache),
                                 context=multiprocessing.get_context("spawn"))
@@ -63,8 +65,10 @@ class CompilePool:
     def submit(self, spec_json: dict, caps_json: dict, arch: str, fn=None, timeout: float | None = None,
                extra: dict | None = None):
         fn = fn or run_compile
-        self.counter += 1
-        task_dir = self.root / "tasks" / f"t{self.counter}"
+        with self._lock:
+            self.counter += 1
+            number = self.counter
+        task_dir = self.root / "tasks" / f"t{number}"
         task_dir.mkdir(parents=True, exist_ok=True)
         task = {"spec": spec_json, "caps": caps_json, "arch": arch, "task_dir": str(task_dir),
                 "empty_cache": True, "backend": self.backend,

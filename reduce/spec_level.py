@@ -11,6 +11,8 @@ isolated worker pool, since a crash kills its process.
 from __future__ import annotations
 
 import copy
+import itertools
+from concurrent.futures import ThreadPoolExecutor
 import time
 from dataclasses import dataclass, field
 
@@ -231,36 +233,52 @@ class SpecReduction:
     interrupted: bool = False
 
 
-def reduce_spec(spec: KernelSpec, interesting, deadline_s=1800.0, on_progress=None, caps=None) -> SpecReduction:
+def reduce_spec(spec: KernelSpec, interesting, deadline_s=1800.0, on_progress=None, caps=None,
+                jobs: int = 1) -> SpecReduction:
     """Greedy fixpoint over PASSES: keep the first interesting candidate of each round, until no pass helps or
-    the deadline passes (the best spec so far is kept). `interesting(spec) -> bool` must check the signature."""
+    the deadline passes (the best spec so far is kept). `interesting(spec) -> bool` must check the signature.
+
+    With `jobs` > 1 the next `jobs` candidates are tested at once (threads around a worker pool, which does the
+    real work in processes) and the first interesting one *in candidate order* is kept, as C-Vise does: the
+    result is the one a sequential run would reach, only sooner."""
     state = SpecReduction(spec)
     start = time.time()
     seen = {spec.spec_hash()}
     progress = True
-    while progress:
-        progress = False
-        for reducer in passes(caps):
-            for candidate in reducer.candidates(state.spec):
-                if time.time() - start > deadline_s:
-                    state.interrupted = True
-                    state.seconds = round(time.time() - start, 2)
-                    return state
-                key = candidate.spec_hash()
-                if key in seen:
-                    continue
-                seen.add(key)
-                state.tests += 1
-                if interesting(candidate):
-                    state.spec = candidate
-                    state.accepted += 1
-                    state.log.append(f"{reducer.name}: kept candidate {state.tests}")
-                    if on_progress:
-                        on_progress(state)
-                    progress = True
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as executor:
+        while progress:
+            progress = False
+            for reducer in passes(caps):
+                batch = []
+                for candidate in itertools.chain(reducer.candidates(state.spec), [None]):
+                    if time.time() - start > deadline_s:
+                        state.interrupted = True
+                        state.seconds = round(time.time() - start, 2)
+                        return state
+                    if candidate is not None:
+                        key = candidate.spec_hash()
+                        if key in seen:
+                            continue
+                        seen.add(key)
+                        batch.append(candidate)
+                        if len(batch) < max(1, jobs):
+                            continue
+                    if not batch:
+                        break
+                    state.tests += len(batch)
+                    verdicts = list(executor.map(interesting, batch))
+                    kept = next((c for c, ok in zip(batch, verdicts) if ok), None)
+                    batch = []
+                    if kept is not None:
+                        state.spec = kept
+                        state.accepted += 1
+                        state.log.append(f"{reducer.name}: kept candidate {state.tests}")
+                        if on_progress:
+                            on_progress(state)
+                        progress = True
+                        break
+                if progress:
                     break
-            if progress:
-                break
     state.seconds = round(time.time() - start, 2)
     return state
 
