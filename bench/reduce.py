@@ -7,6 +7,7 @@ Run: `python -P bench/reduce.py [--finding 28f1b1b8] [--jobs 2]`. Needs Debian's
 """
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -20,7 +21,8 @@ LLVM_REDUCE = "/usr/lib/llvm-22/bin/llvm-reduce"
 NAIVE_TEST = """#!/bin/sh
 # any crash of llc counts (what a hand-written llvm-reduce test usually checks)
 {llc} -mtriple=amdgcn-amd-amdhsa -mcpu={arch} -O3 -verify-machineinstrs -filetype=null {fp} "$1" 2>/dev/null
-test $? -ge 128 -o $? -eq 1 && exit 0
+code=$?
+test "$code" -ge 128 -o "$code" -eq 1 && exit 0
 exit 1
 """
 
@@ -42,6 +44,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--finding", default="28f1b1b8")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each, alternating; medians are compared")
     args = parser.parse_args()
     from gfxhound.corpus_store import Corpus
     from gfxhound.reduce.llvm_ir import reduce_ir, signature_property
@@ -52,26 +55,32 @@ def main():
     arch = run["target"]
     fp = bool(run.get("options_applied", {}).get("enable_fp_fusion", True))
     source = example / "ir" / "kernel.llir"
-    with tempfile.TemporaryDirectory(prefix="bench-reduce-") as tmp:
-        tmp = Path(tmp)
-        start = time.perf_counter()
-        ours = reduce_ir(source, signature_property(finding.signature, arch, LLC, fp), tmp / "ours",
-                         llvm_reduce=LLVM_REDUCE, jobs=args.jobs, timeout_s=1800)
-        ours_s = time.perf_counter() - start
-        test = tmp / "naive.sh"
-        test.write_text(NAIVE_TEST.format(llc=LLC, arch=arch, fp="-fp-contract=fast" if fp else ""))
-        test.chmod(0o755)
-        naive_out = tmp / "naive.ll"
-        start = time.perf_counter()
-        subprocess.run([LLVM_REDUCE, f"--test={test}", f"-j={args.jobs}", "-o", str(naive_out), str(source)],
-                       capture_output=True, text=True, timeout=1800)
-        naive_s = time.perf_counter() - start
-        naive_sig = signature(arch, naive_out, fp) if naive_out.exists() else "(no output)"
-        print(f"finding {finding.signature} ({arch}), {lines(source)} lines of LLVM IR, llvm-reduce -j {args.jobs}")
-        print(f"signature-keeping test: {ours_s:7.1f} s -> {ours.lines_after} lines (signature {finding.signature})")
-        print(f"naive 'llc crashes':    {naive_s:7.1f} s -> {lines(naive_out) if naive_out.exists() else '?'} lines "
-              f"(crashes with signature {naive_sig}{'' if naive_sig == finding.signature else ': another bug'})")
-        print(f"time ratio ours/naive:  {ours_s / naive_s:7.2f}   (target <= 1.5)")
+    ours_times, naive_times = [], []
+    for _ in range(max(1, args.repeat)):
+        with tempfile.TemporaryDirectory(prefix="bench-reduce-") as tmp:
+            tmp = Path(tmp)
+            start = time.perf_counter()
+            ours = reduce_ir(source, signature_property(finding.signature, arch, LLC, fp), tmp / "ours",
+                             llvm_reduce=LLVM_REDUCE, jobs=args.jobs, timeout_s=1800)
+            ours_times.append(time.perf_counter() - start)
+            test = tmp / "naive.sh"
+            test.write_text(NAIVE_TEST.format(llc=LLC, arch=arch, fp="-fp-contract=fast" if fp else ""))
+            test.chmod(0o755)
+            naive_out = tmp / "naive.ll"
+            start = time.perf_counter()
+            subprocess.run([LLVM_REDUCE, f"--test={test}", f"-j={args.jobs}", "-o", str(naive_out), str(source)],
+                           capture_output=True, text=True, timeout=1800)
+            naive_times.append(time.perf_counter() - start)
+            naive_lines = lines(naive_out) if naive_out.exists() else "?"
+            naive_sig = signature(arch, naive_out, fp) if naive_out.exists() else "(no output)"
+    ours_s, naive_s = statistics.median(ours_times), statistics.median(naive_times)
+    print(f"finding {finding.signature} ({arch}), {lines(source)} lines of LLVM IR, llvm-reduce -j {args.jobs}, "
+          f"median of {len(ours_times)} runs each")
+    print(f"signature-keeping test: {ours_s:7.1f} s -> {ours.lines_after} lines (signature {finding.signature})")
+    print(f"naive 'llc crashes':    {naive_s:7.1f} s -> {naive_lines} lines "
+          f"(crashes with signature {naive_sig}{'' if naive_sig == finding.signature else ': another bug'})")
+    print(f"time ratio ours/naive:  {ours_s / naive_s:7.2f}   (target <= 1.5; runs: "
+          f"{', '.join(f'{a:.1f}/{b:.1f}' for a, b in zip(ours_times, naive_times))})")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import os
 import re
 import subprocess
 
-STAGE_MARK = "##gfxhound-stage"
+from gfxhound.llc_text import LLC_ENDED, LLC_STAGE, STAGE_MARK, classify_llc  # noqa: F401 - re-exported
 WAVE64_PREFIXES = ("gfx90", "gfx94", "gfx95")
 
 
@@ -196,8 +196,17 @@ def applied_options(compiled, names):
     return {n: getattr(meta, n) for n in names if hasattr(meta, n)}
 
 
-LLC_STAGE = "llc-verify"
-LLC_ENDED = "exit:llc"
+
+
+def llc_command(llc, arch, llir_path, fp_contract=True):
+    """The llc command line Triton's own code generation corresponds to: -O3, fp contraction when fusion is on,
+    and the machine verifier."""
+    cmd = [str(llc), "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-O3", "-verify-machineinstrs",
+           "-filetype=null"]
+    if fp_contract:
+        cmd.append("-fp-contract=fast")
+    cmd.append(str(llir_path))
+    return cmd
 
 
 def llc_verify(llc, arch, llir_path, timeout=120, fp_contract=True):
@@ -205,26 +214,12 @@ def llc_verify(llc, arch, llir_path, timeout=120, fp_contract=True):
     generation uses (-O3, fp contraction when fusion is on). Returns (status, text):
     'ok' | 'unparsable' | 'unsupported' (cannot test with this llc) | 'failed' | 'timeout'.
     """
-    cmd = [llc, "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-O3", "-verify-machineinstrs", "-filetype=null"]
-    if fp_contract:
-        cmd.append("-fp-contract=fast")
-    cmd.append(str(llir_path))
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(llc_command(llc, arch, llir_path, fp_contract), capture_output=True, text=True,
+                              timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timeout", f"{STAGE_MARK} {LLC_STAGE}\nllc did not finish in {timeout} s"
     except OSError as exc:
         return "unsupported", f"llc cannot run: {exc}"
-    text = proc.stderr or ""
-    if "is not a recognized processor" in text or "not a recognized feature" in text:
-        return "unsupported", text
-    if proc.returncode == 0:
-        return "ok", ""
-    if proc.returncode == 1 and re.search(r"\.\w+:\d+:\d+: error:", text) and "LLVM ERROR" not in text:
-        return "unparsable", text
-    if "Broken module found" in text or "input module cannot be verified" in text:
-        # The IR verifier of this llc rejects what Triton's own (newer) LLVM verified and compiled: version skew
-        # (e.g. an intrinsic's signature changed), not a bug in either.
-        return "unparsable", text
-    ended = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit {proc.returncode}"
-    return "failed", f"{STAGE_MARK} {LLC_STAGE}\n{text}\nllc ended: {ended}"
+    return classify_llc(proc.returncode, proc.stderr or "")
+

@@ -10,6 +10,8 @@ contains this instruction", serves planted properties and code-quality questions
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -17,22 +19,31 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gfxhound.compat import llc_command, llc_verify
+
 TEST_SCRIPT = '''"""gfxhound interestingness test (written by gfxhound.reduce.llvm_ir): exit 0 = keep the candidate."""
-import re
-import subprocess
 import sys
 
 PROPERTY = {property!r}
 candidate = sys.argv[-1]
 if PROPERTY["kind"] == "signature":
-    from gfxhound.compat import LLC_ENDED, llc_verify
-    from gfxhound.signature import summarise
-    status, text = llc_verify(PROPERTY["llc"], PROPERTY["arch"], candidate, PROPERTY["timeout"],
-                              PROPERTY["fp_contract"])
+    if sys.argv[1] == "--stdin":  # test.sh ran llc: its exit code (128 + N: signal N) and stderr; bare interpreter
+        sys.path.append({root!r})  # appended: the checkout's own folders must not shadow the standard library
+        from gfxhound.llc_text import LLC_ENDED, classify_llc
+        from gfxhound.signature import summarise
+        code = int(sys.argv[2])
+        status, text = classify_llc(-(code - 128) if code > 128 else code, sys.stdin.read())
+    else:
+        from gfxhound.compat import LLC_ENDED, llc_verify
+        from gfxhound.signature import summarise
+        status, text = llc_verify(PROPERTY["llc"], PROPERTY["arch"], candidate, PROPERTY["timeout"],
+                                  PROPERTY["fp_contract"])
     if status not in ("failed", "timeout"):
         sys.exit(1)
     got = summarise(text, "timeout" if status == "timeout" else LLC_ENDED)["signature"]
     sys.exit(0 if got == PROPERTY["signature"] else 1)
+import re
+import subprocess
 cmd = [PROPERTY["llc"], "-mtriple=amdgcn-amd-amdhsa", "-mcpu=" + PROPERTY["arch"], "-O3", "-o", "-", candidate]
 try:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PROPERTY["timeout"])
@@ -40,6 +51,26 @@ except subprocess.TimeoutExpired:
     sys.exit(1)
 sys.exit(0 if proc.returncode == 0 and re.search(PROPERTY["asm_regex"], proc.stdout, re.M) else 1)
 '''
+
+
+PREFILTER = """#!/bin/sh
+# gfxhound interestingness test (written by gfxhound.reduce.llvm_ir): exit 0 = keep the candidate.
+# llc runs here; Python (the normalised signature) runs only when llc fails with the finding's key message, so
+# the many candidates that compile, or fail otherwise, cost one llc run and no interpreter start.
+text=$(timeout {timeout} {llc_command} "$1" 2>&1 >/dev/null)
+code=$?
+[ "$code" -eq 0 ] && exit 1
+[ "$code" -eq 124 ] && exit 1
+case "$text" in *{key}*) ;; *) exit 1 ;; esac
+# the same failure text up to the candidate's path and addresses (ASLR) has the same signature: ask Python once
+fp=$(printf '%s\n%s' "$code" "$text" | sed -e "s|$1|CANDIDATE|g" -e 's/0x[0-9a-fA-F]*/0x/g' | md5sum | cut -d' ' -f1)
+[ -f {cache}/"$fp".yes ] && exit 0
+[ -f {cache}/"$fp".no ] && exit 1
+printf '%s' "$text" | {python} -S -E {test} --stdin "$code" "$1"
+verdict=$?
+if [ "$verdict" -eq 0 ]; then : > {cache}/"$fp".yes; else : > {cache}/"$fp".no; fi
+exit "$verdict"
+"""
 
 
 class ReduceError(Exception):
@@ -76,6 +107,24 @@ def _interesting(test: Path, candidate: Path, timeout) -> bool:
     return proc.returncode == 0
 
 
+def _interesting_sh(test: Path, candidate: Path, timeout) -> bool:
+    proc = subprocess.run([str(test), str(candidate)], capture_output=True, text=True, timeout=timeout * 2 + 30)
+    return proc.returncode == 0
+
+
+def _key(prop, source: Path):
+    """A fixed piece of the finding's key error line (the longest run without digits), for the shell prefilter;
+    None when the input does not fail in llc (a timeout finding) or no piece is long enough to be specific."""
+    from gfxhound.signature import key_line
+    status, text = llc_verify(prop["llc"], prop["arch"], source, prop.get("timeout", 60), prop["fp_contract"])
+    if status != "failed":
+        return None
+    line = key_line(text) or ""
+    pieces = [p.strip() for p in re.split(r"[0-9]+|%[\w.]+", line)]
+    best = max(pieces, key=len, default="")
+    return best if len(best) >= 12 else None
+
+
 def _tool_version(tool):
     try:
         out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30).stdout
@@ -92,7 +141,8 @@ def reduce_ir(source: Path, prop: dict, work: Path, llvm_reduce="llvm-reduce", j
     if shutil.which(llvm_reduce) is None and not Path(llvm_reduce).exists():
         raise ReduceError(f"{llvm_reduce} not found: install Debian's llvm-22 or pass --llvm-reduce PATH")
     test = work / "test.py"
-    test.write_text(TEST_SCRIPT.format(property=prop))
+    import gfxhound
+    test.write_text(TEST_SCRIPT.format(property=prop, root=str(Path(gfxhound.__file__).resolve().parent.parent)))
     start_copy = work / "input.ll"
     shutil.copyfile(source, start_copy)
     if not _interesting(test, start_copy, prop.get("timeout", 60)):
@@ -101,6 +151,19 @@ def reduce_ir(source: Path, prop: dict, work: Path, llvm_reduce="llvm-reduce", j
     out = work / "reduced.ll"
     cmd = [llvm_reduce, f"--test={sys.executable}", f"--test-arg={test}", f"-j={max(1, jobs)}",
            "-o", str(out), str(start_copy)]
+    key = _key(prop, start_copy) if prop["kind"] == "signature" else None
+    if key:
+        shell = work / "test.sh"
+        llc = " ".join(shlex.quote(a) for a in llc_command(prop["llc"], prop["arch"], "", prop["fp_contract"])[:-1])
+        cache = work / "verdicts"
+        cache.mkdir(exist_ok=True)
+        shell.write_text(PREFILTER.format(timeout=int(prop.get("timeout", 60)), key=shlex.quote(key),
+                                          python=shlex.quote(sys.executable), test=shlex.quote(str(test)),
+                                          llc_command=llc, cache=shlex.quote(str(cache))))
+        shell.chmod(0o755)
+        if not _interesting_sh(shell, start_copy, prop.get("timeout", 60)):
+            raise ReduceError("the shell form of the interestingness test rejects the input (report this)")
+        cmd = [llvm_reduce, f"--test={shell}", f"-j={max(1, jobs)}", "-o", str(out), str(start_copy)]
     started = time.time()
     with open(work / "reduce.log", "w") as logfile:
         try:
