@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import inspect
 import pprint
+import re
 
-from gfxhound import compat, signature
+from gfxhound import compat, llc_text, signature
 
 TEMPLATE = '''#!/usr/bin/env python3
 """gfxhound repro {spec_hash} for {arch}: {verdict} in stage '{stage}'.
@@ -39,6 +40,8 @@ LLC = {llc!r}  # set when the bug is in LLVM's llc (stage llc-verify); `--llc=PA
 
 # ---- gfxhound/signature.py (embedded) ----------------------------------------------------------------------------
 {signature_src}
+# ---- gfxhound/llc_text.py (embedded) -----------------------------------------------------------------------------
+{llc_text_src}
 # ---- gfxhound/compat.py (embedded) -------------------------------------------------------------------------------
 {compat_src}
 # ---- the kernel --------------------------------------------------------------------------------------------------
@@ -120,7 +123,9 @@ if __name__ == "__main__":
 
 # Read once, when this module is imported with them: the embedded code must be the code that computed the
 # signature a repro expects, even if the files change on disk during a long campaign.
-_EMBEDDED = {"signature": inspect.getsource(signature), "compat": inspect.getsource(compat)}
+_EMBEDDED = {"signature": inspect.getsource(signature), "llc_text": inspect.getsource(llc_text),
+             # compat imports llc_text's names; embedded, they are already defined above it
+             "compat": re.sub(r"^from gfxhound\.llc_text import .*$", "", inspect.getsource(compat), flags=re.M)}
 
 
 def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash: str, timeout_s: int = 600,
@@ -134,5 +139,6 @@ def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash:
         toolchain=toolchain, normalised=expected.get("normalised", "")[:300], lld=lld,
         expected=pprint.pformat(keep), options=repr(rendered.options), env=repr(rendered.env),
         args=pprint.pformat(rendered.args), timeout=int(timeout_s),
-        signature_src=_EMBEDDED["signature"], compat_src=_EMBEDDED["compat"], kernel_src=kernel_src,
+        signature_src=_EMBEDDED["signature"], llc_text_src=_EMBEDDED["llc_text"], compat_src=_EMBEDDED["compat"],
+        kernel_src=kernel_src,
         kernel_name=rendered.kernel_name, llc=llc or "")

@@ -1,7 +1,6 @@
 """What an llc run's exit code and stderr mean, with nothing but `re`: the LLVM IR reducer's interestingness test
 imports this (and gfxhound.signature) in a bare interpreter (`python -S -E`) once per failing candidate, where
 importing gfxhound.compat's subprocess machinery would double the cost of a test."""
-from __future__ import annotations
 
 import re
 
