@@ -170,6 +170,8 @@ def reduce_ir(source: Path, prop: dict, work: Path, llvm_reduce="llvm-reduce", j
             subprocess.run(cmd, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired:
             logfile.write(f"\ngfxhound: llvm-reduce stopped after {timeout_s} s; keeping its best result\n")
+        except KeyboardInterrupt:
+            logfile.write("\ngfxhound: interrupted; keeping the best result so far\n")
     if not out.exists() or not _interesting(test, out, prop.get("timeout", 60)):
         shutil.copyfile(start_copy, out)  # llvm-reduce found nothing smaller (or was stopped before writing)
     command = [prop["llc"], "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={prop['arch']}", "-O3"]

@@ -165,6 +165,8 @@ def reduce_mlir(source: Path, prop: dict, work: Path, cvise="cvise", jobs=2, tim
             subprocess.run(cmd, cwd=work, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired:
             logfile.write(f"\ngfxhound: C-Vise stopped after {timeout_s} s; keeping its best result\n")
+        except KeyboardInterrupt:  # C-Vise rewrites the file in place (--tidy): it holds the best so far
+            logfile.write("\ngfxhound: interrupted; keeping C-Vise's best result so far\n")
     if not same_failure(prop, out):  # never hand back a file that does not show the failure
         shutil.copyfile(work / f"input.{ext}", out)
     _reprint(prop, out)

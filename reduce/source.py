@@ -90,6 +90,8 @@ def reduce_script(script: Path, expect: str, python: str = sys.executable, cvise
                                check=False)
             except subprocess.TimeoutExpired:
                 logfile.write(f"\ngfxhound: C-Vise stopped after {timeout_s} s; keeping its best result\n")
+            except KeyboardInterrupt:
+                logfile.write("\ngfxhound: interrupted; keeping C-Vise's best result so far\n")
         reduced = work / name
         if not matches(reduced, expect, python, test_timeout, cwd=work):
             shutil.copyfile(script, reduced)

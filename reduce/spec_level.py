@@ -266,7 +266,13 @@ def reduce_spec(spec: KernelSpec, interesting, deadline_s=1800.0, on_progress=No
                     if not batch:
                         break
                     state.tests += len(batch)
-                    verdicts = list(executor.map(interesting, batch))
+                    try:
+                        verdicts = list(executor.map(interesting, batch))
+                    except KeyboardInterrupt:  # Ctrl-C: the best spec so far is the result, as with a deadline
+                        state.interrupted = True
+                        state.log.append("interrupted: keeping the best result so far")
+                        state.seconds = round(time.time() - start, 2)
+                        return state
                     kept = next((c for c, ok in zip(batch, verdicts) if ok), None)
                     batch = []
                     if kept is not None:

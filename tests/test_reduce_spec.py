@@ -81,3 +81,20 @@ def test_a_real_ice_of_an_older_release_reduces(tmp_path, old_python):
     summary, dest = _reduce(old_python, OLD_ICE, tmp_path)
     assert summary["body_lines_after"] <= 10 and summary["body_lines_after"] < summary["body_lines_before"]
     assert summary["repro_exit"] == 1
+
+
+def test_an_interrupted_reduction_keeps_its_best_result():
+    """Ctrl-C during spec reduction ends it like a deadline: the best spec so far is the result."""
+    caps = assume_all("gfx942")
+    spec = next(iter(spec_stream(caps, 4)))
+    calls = []
+
+    def interesting(candidate):
+        calls.append(candidate)
+        if len(calls) > 6:
+            raise KeyboardInterrupt
+        return True  # every candidate "fails": each test shrinks the spec
+
+    result = reduce_spec(spec, interesting, deadline_s=600, caps=caps)
+    assert result.interrupted and result.accepted >= 5
+    assert render(result.spec, caps).body_lines < render(spec, caps).body_lines
