@@ -264,6 +264,18 @@ class Corpus:
             _install_dir(final, build)
             return final
 
+    def write_bisect(self, signature: str, record: dict) -> Path:
+        """bisect.json next to the finding (DESIGN.md), written atomically; an earlier one is kept as bisect.N.json."""
+        with self._locked():
+            final = self.path(signature) / "bisect.json"
+            if final.exists():
+                n = 1
+                while final.with_name(f"bisect.{n}.json").exists():
+                    n += 1
+                os.rename(final, final.with_name(f"bisect.{n}.json"))
+            _atomic_write(final, json.dumps(record, indent=1) + "\n")
+            return final
+
     def merge_from(self, other: "Corpus") -> "tuple[int, int]":
         """Fold other's findings into this corpus: counts summed, sets unioned, missing example dirs copied.
 

@@ -1,0 +1,121 @@
+"""Triton releases as bisection candidates: one cached virtual environment per release, and the probe that runs a
+repro script in it under the repro protocol (DESIGN.md: exit 0 absent, 1 present, 125 cannot test).
+
+Why our own venv cache and not `pip install` per probe: a Triton wheel is hundreds of MB, and a second bisection
+over the same range (another repro, or the same one after a fix) must cost only the repro runs. Each release's venv
+is built once, under a lock, into `<cache>/triton-<version>`, and marked complete only when pip finished.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .core import ABSENT, PRESENT, SKIP
+
+PIP_TIMEOUT_S = 1800
+
+
+class ReleaseError(Exception):
+    """A one-line problem with the release range or the cache."""
+
+
+def version_key(version: str):
+    parts = re.findall(r"\d+|[a-z]+", version)
+    return tuple((0, int(p)) if p.isdigit() else (-1, p) for p in parts)  # 3.5.0rc1 sorts before 3.5.0
+
+
+def available_versions(python: str = sys.executable, package: str = "triton", timeout: float = 120) -> list:
+    """Every version of `package` on the package index (pip's own query), oldest first."""
+    try:
+        proc = subprocess.run([python, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ReleaseError("pip index versions timed out: is the package index reachable?") from None
+    found = re.search(r"Available versions:\s*(.+)", proc.stdout)
+    if not found:
+        raise ReleaseError(f"cannot list {package} releases: {(proc.stderr or proc.stdout).strip()[-200:]}")
+    return sorted((v.strip() for v in found.group(1).split(",") if v.strip()), key=version_key)
+
+
+def release_range(text: str, versions: list) -> list:
+    """'3.4.0..3.9.0' -> the final releases between them, both ends included (pre-releases left out)."""
+    if ".." not in text:
+        raise ReleaseError(f"--triton {text!r}: give a range OLD..NEW, e.g. 3.4.0..3.9.0")
+    old, new = (part.strip() for part in text.split("..", 1))
+    finals = [v for v in versions if re.fullmatch(r"\d+(\.\d+)*", v)]
+    for end in (old, new):
+        if end not in finals:
+            raise ReleaseError(f"--triton: {end} is not a published release (known: {', '.join(finals[-12:])})")
+    if version_key(old) >= version_key(new):
+        raise ReleaseError(f"--triton {text}: the first release must be older than the second")
+    return [v for v in finals if version_key(old) <= version_key(v) <= version_key(new)]
+
+
+class VenvCache:
+    """`<root>/triton-<version>/` venvs, each created once (a `.complete` marker after pip succeeded)."""
+
+    def __init__(self, root: Path, base_python: str = sys.executable, extra_packages=()):
+        self.root = Path(root)
+        self.base_python = base_python
+        self.extra = list(extra_packages)
+        self.built = []  # versions built by this process (the rest were cache hits)
+
+    def path(self, version: str) -> Path:
+        return self.root / f"triton-{version}"
+
+    def python(self, version: str) -> Path:
+        return self.path(version) / "bin" / "python"
+
+    def ready(self, version: str) -> bool:
+        return (self.path(version) / ".complete").exists()
+
+    def ensure(self, version: str, log=None) -> Path:
+        if self.ready(version):
+            return self.python(version)
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / f".lock-{version}", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # two bisections may want the same release
+            if self.ready(version):
+                return self.python(version)
+            target = self.path(version)
+            shutil.rmtree(target, ignore_errors=True)  # a half-built one from an interrupted run
+            if log:
+                log(f"building the venv for triton {version} (once; cached in {self.root})")
+            subprocess.run([self.base_python, "-m", "venv", str(target)], check=True, timeout=300,
+                           capture_output=True)
+            proc = subprocess.run([str(target / "bin" / "python"), "-m", "pip", "install", "-q",
+                                   "--disable-pip-version-check", f"triton=={version}", *self.extra],
+                                  capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+            if proc.returncode != 0:
+                shutil.rmtree(target, ignore_errors=True)
+                raise ReleaseError(f"pip could not install triton {version}: {proc.stderr.strip()[-300:]}")
+            (target / ".complete").write_text(version + "\n")
+            self.built.append(version)
+        return self.python(version)
+
+    def clear(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def run_repro(python: Path, script: Path, timeout: float, expect: str | None = None, env: dict | None = None):
+    """One probe: (outcome, detail). Under the repro protocol unless `expect` (a user's own script): then the
+    bug is present when the output matches, absent when the script succeeds without it, and otherwise the
+    release cannot test it."""
+    run_env = dict(os.environ, **(env or {}))
+    try:
+        proc = subprocess.run([str(python), str(script)], capture_output=True, text=True, timeout=timeout,
+                              cwd=script.parent, env=run_env)
+    except subprocess.TimeoutExpired:
+        return SKIP, f"did not finish in {timeout:.0f} s"
+    text = (proc.stdout + proc.stderr).strip()
+    last = text.splitlines()[-1][:300] if text else f"exit {proc.returncode}"
+    if expect is not None:
+        if re.search(expect, text, re.M):
+            return PRESENT, last
+        return (ABSENT, last) if proc.returncode == 0 else (SKIP, f"exit {proc.returncode}: {last}")
+    return {0: ABSENT, 1: PRESENT}.get(proc.returncode, SKIP), last

@@ -1,0 +1,78 @@
+"""The one bisection algorithm: the culprit is found in about log2(n) probes, skips are never counted as either
+state (a gap gives a range), flaky probes lower the confidence, a fix bisection is the same search, resuming
+reuses earlier probes, and a range whose ends do not differ is refused."""
+import math
+
+import pytest
+
+from gfxhound.bisect.core import ABSENT, PRESENT, SKIP, BisectError, Probe, bisect
+
+RELEASES = [f"r{i}" for i in range(16)]
+
+
+def regression_at(k, skips=(), flaky=None):
+    calls = []
+
+    def probe(name):
+        calls.append(name)
+        i = RELEASES.index(name)
+        if name in skips:
+            return SKIP, "cannot test"
+        if flaky and name in flaky:
+            flaky[name] = not flaky[name]
+            return (PRESENT if flaky[name] else ABSENT), "flaky"
+        return (PRESENT if i >= k else ABSENT), ""
+    return probe, calls
+
+
+@pytest.mark.parametrize("k", [1, 2, 7, 8, 15])
+def test_the_culprit_is_found_in_about_log2_n_probes(k):
+    probe, calls = regression_at(k)
+    result = bisect(RELEASES, probe)
+    assert result.first_new == RELEASES[k] and result.last_old == RELEASES[k - 1]
+    assert len(calls) <= math.ceil(math.log2(len(RELEASES))) + 2 and result.confidence == 1.0
+
+
+def test_skips_are_neither_state_and_a_gap_is_a_range():
+    probe, _ = regression_at(8, skips={"r7"})
+    result = bisect(RELEASES, probe)
+    assert result.first_new == "r8" and result.last_old == "r6" and result.untested_between == ["r7"]
+    assert result.confidence < 1.0
+    probe, _ = regression_at(8, skips={"r6"})  # a skip elsewhere costs a probe, not the answer
+    result = bisect(RELEASES, probe)
+    assert result.first_new == "r8" and result.last_old == "r7" and not result.untested_between
+
+
+def test_a_flaky_probe_lowers_the_confidence():
+    probe, _ = regression_at(8, flaky={"r7": True})  # r7 alternates present/absent
+    result = bisect(RELEASES, probe, repeat=3)
+    assert result.confidence < 1.0
+    assert any(len(p.runs) == 3 for p in result.probes)
+
+
+def test_a_fix_is_the_same_search_reversed():
+    def probe(name):
+        return (PRESENT if RELEASES.index(name) < 11 else ABSENT), ""
+    result = bisect(RELEASES, probe, mode="fix")
+    assert result.first_new == "r11" and result.last_old == "r10"
+
+
+def test_resuming_reuses_earlier_probes():
+    probe, calls = regression_at(5)
+    first = bisect(RELEASES, probe)
+    known = {p.candidate: p for p in first.probes}
+    probe2, calls2 = regression_at(5)
+    again = bisect(RELEASES, probe2, known=known)
+    assert again.first_new == first.first_new and calls2 == []
+
+
+def test_ends_that_do_not_differ_are_refused():
+    probe, _ = regression_at(0)  # present everywhere: the good end is bad
+    with pytest.raises(BisectError, match="good end"):
+        bisect(RELEASES, probe)
+    probe, _ = regression_at(99)  # absent everywhere
+    with pytest.raises(BisectError, match="bad end"):
+        bisect(RELEASES, probe)
+    with pytest.raises(BisectError):
+        bisect(["only"], probe)
+    assert Probe("x", PRESENT, [PRESENT, ABSENT, PRESENT]).agreement == pytest.approx(2 / 3)

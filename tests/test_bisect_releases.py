@@ -1,0 +1,70 @@
+"""Release bisection over real Triton wheels (the two venvs `make test` builds: 3.4.0 and 3.9.0), on a compiler
+crash our campaigns found on 3.4.0 and that 3.9.0 fixed, and on the frontend miscompile 3.5.0 introduced; the
+venv cache is the one a user's bisection would fill (`--only-cached` keeps CI off the network)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gfxhound.bisect.releases import ReleaseError, release_range, version_key
+
+ROOT = Path(__file__).resolve().parent.parent
+VERSIONS = ["2.3.1", "3.0.0", "3.4.0", "3.5.0rc1", "3.5.0", "3.5.1", "3.9.0"]
+
+
+def test_the_range_is_the_final_releases_between_the_ends():
+    assert release_range("3.4.0..3.9.0", sorted(VERSIONS, key=version_key)) == ["3.4.0", "3.5.0", "3.5.1", "3.9.0"]
+    with pytest.raises(ReleaseError, match="not a published release"):
+        release_range("3.4.0..3.10.0", VERSIONS)
+    with pytest.raises(ReleaseError, match="older"):
+        release_range("3.9.0..3.4.0", VERSIONS)
+    with pytest.raises(ReleaseError, match="OLD..NEW"):
+        release_range("3.4.0", VERSIONS)
+
+
+def _fake_cache(tmp_path, venvs):
+    """A cache entry that is an existing venv: its pyvenv.cfg, and links to its interpreter and libraries."""
+    cache = tmp_path / "venvs"
+    for version, venv in venvs.items():
+        entry = cache / f"triton-{version}"
+        (entry / "bin").mkdir(parents=True)
+        shutil.copyfile(venv / "pyvenv.cfg", entry / "pyvenv.cfg")
+        os.symlink(venv / "bin" / "python", entry / "bin" / "python")
+        for lib in ("lib", "lib64"):
+            if (venv / lib).exists():
+                os.symlink(venv / lib, entry / lib)
+        (entry / ".complete").write_text(version)
+    return cache
+
+
+@pytest.mark.slow
+def test_a_fix_and_a_regression_are_bisected_over_real_releases(tmp_path, old_python, gfxhound_bin):
+    old_venv = Path(old_python).parent.parent
+    cache = _fake_cache(tmp_path, {"3.4.0": old_venv, "3.9.0": Path(sys.executable).parent.parent})
+    corpus = tmp_path / "corpus"
+    shutil.copytree(ROOT / "corpus" / "eaa292644627f3a9", corpus / "eaa292644627f3a9")
+    common = ["--triton", "3.4.0..3.9.0", "--cache", str(cache), "--only-cached", "--json"]
+    fix = subprocess.run([gfxhound_bin, "bisect", "eaa29264", "--fix", "--corpus", str(corpus), *common],
+                         capture_output=True, text=True, timeout=900)
+    assert fix.returncode == 0, fix.stderr[-2000:]
+    record = json.loads(fix.stdout)
+    assert (record["mode"], record["first_new"], record["last_old"]) == ("fix", "3.9.0", "3.4.0")
+    saved = json.loads((corpus / "eaa292644627f3a9" / "bisect.json").read_text())
+    assert saved["first_new"] == "3.9.0" and not saved["repro"].startswith("/")
+    regression = subprocess.run([gfxhound_bin, "bisect", "--repro",
+                                 str(ROOT / "corpus" / "03cc1f52451e1522" / "minimal.py"), *common],
+                                capture_output=True, text=True, timeout=900)
+    assert regression.returncode == 0, regression.stderr[-2000:]
+    record = json.loads(regression.stdout)
+    assert (record["first_new"], record["last_old"]) == ("3.9.0", "3.4.0")
+    assert [p["outcome"] for p in record["probes"]] == ["absent", "present"]
+    # the same script as a "fix" is refused in one line: 3.9.0, the end that should be fixed, is not
+    wrong = subprocess.run([gfxhound_bin, "bisect", "--repro", str(ROOT / "corpus" / "03cc1f52451e1522" /
+                                                                   "minimal.py"), "--fix", *common],
+                           capture_output=True, text=True, timeout=900)
+    last = wrong.stderr.strip().splitlines()[-1]
+    assert wrong.returncode == 2 and last.startswith("gfxhound: 3.9.0") and "absent" in last
