@@ -540,6 +540,7 @@ def cmd_bisect(args):
 
     mode = "fix" if args.fix else "regression"
     known = {}
+    state_path = None
     if finding:  # the example whose repro shows the bug at the end of the range that must have it
         from gfxhound.bisect.core import PRESENT, Probe
         end = candidates[-1] if mode == "regression" else candidates[0]
@@ -554,11 +555,36 @@ def cmd_bisect(args):
         else:
             raise UserError(f"no example of {finding.signature} shows the bug under triton {end} ({'; '.join(tried)}"
                             f"); it was seen with {', '.join(finding.toolchains)}: start the range there")
+    # resumable: every probe is saved as it ends; an interrupted bisection of the same repro, range and mode
+    # starts from the saved probes (`--clear` or another range starts afresh)
+    import hashlib
+    key = hashlib.sha256(json.dumps([script.read_text(), candidates, mode, expect]).encode()).hexdigest()[:16]
+    state_path = cache.root / f"bisect-state-{key}.json"
+    if state_path.exists():
+        from gfxhound.bisect.core import Probe
+        try:
+            saved = json.loads(state_path.read_text())
+            known.update({p["candidate"]: Probe(p["candidate"], p["outcome"], p["runs"], p["seconds"], p["detail"])
+                          for p in saved["probes"]})
+            print(f"  resuming: {len(saved['probes'])} probes from {state_path}", file=sys.stderr)
+        except (ValueError, KeyError, TypeError):
+            print(f"  ignoring an unreadable saved state ({state_path})", file=sys.stderr)
+
+    def save_state(p, step):
+        from dataclasses import asdict
+        on_probe(p, step)
+        known[p.candidate] = p
+        state_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = state_path.with_name(state_path.name + ".tmp")
+        tmp.write_text(json.dumps({"probes": [asdict(x) for x in known.values()]}))
+        tmp.replace(state_path)
+
     try:
-        result = bisect(candidates, probe, mode=mode, on_probe=on_probe, repeat=args.repeat, known=known)
+        result = bisect(candidates, probe, mode=mode, on_probe=save_state, repeat=args.repeat, known=known)
     except BisectError as exc:
         raise UserError(str(exc)) from None
     shown = str(script.relative_to(corpus.path(finding.signature))) if finding else script.name  # no local paths
+    state_path.unlink(missing_ok=True)  # finished: the record below replaces it
     record = dict(result.to_json(), kind="triton-releases", range=args.triton,
                   repro=shown, expect=expect, venvs_built=cache.built,
                   signature=finding.signature if finding else None)

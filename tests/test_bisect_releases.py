@@ -68,3 +68,30 @@ def test_a_fix_and_a_regression_are_bisected_over_real_releases(tmp_path, old_py
                            capture_output=True, text=True, timeout=900)
     last = wrong.stderr.strip().splitlines()[-1]
     assert wrong.returncode == 2 and last.startswith("gfxhound: 3.9.0") and "absent" in last
+
+
+def test_an_interrupted_bisection_resumes_from_its_saved_probes(tmp_path, gfxhound_bin):
+    """The saved probes of an interrupted run are reused: here the repro cannot run at all (its interpreter is a
+    stub), so only the saved probes can give the answer."""
+    cache = tmp_path / "venvs"
+    for version in ("3.4.0", "3.9.0"):
+        entry = cache / f"triton-{version}" / "bin"
+        entry.mkdir(parents=True)
+        (entry / "python").write_text("#!/bin/sh\nexit 125\n")  # any probe run now would say "cannot test"
+        (entry / "python").chmod(0o755)
+        (entry.parent / ".complete").write_text(version)
+    script = tmp_path / "repro.py"
+    script.write_text("import sys\nsys.exit(1)\n")
+    args = [gfxhound_bin, "bisect", "--repro", str(script), "--triton", "3.4.0..3.9.0", "--cache", str(cache),
+            "--only-cached", "--json"]
+    first = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 2  # the stub cannot test the bad end
+    state = next(cache.glob("bisect-state-*.json"))
+    state.write_text(json.dumps({"probes": [
+        {"candidate": "3.9.0", "outcome": "present", "runs": ["present"], "seconds": 1.0, "detail": "saved"},
+        {"candidate": "3.4.0", "outcome": "absent", "runs": ["absent"], "seconds": 1.0, "detail": "saved"}]}))
+    again = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    record = json.loads(again.stdout)
+    assert (record["first_new"], record["last_old"]) == ("3.9.0", "3.4.0") and "resuming: 2 probes" in again.stderr
+    assert not list(cache.glob("bisect-state-*.json"))  # a finished bisection leaves no state behind
