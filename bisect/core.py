@@ -9,9 +9,11 @@ Probes may be repeated: the majority decides, and agreement lowers the confidenc
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 PRESENT, ABSENT, SKIP = "present", "absent", "skip"
 
@@ -120,3 +122,28 @@ def bisect(candidates: list, probe, mode: str = "regression", known: dict | None
     if between:
         confidence *= 1.0 / (len(between) + 1)  # the culprit is any of the untested ones or hi
     return BisectResult(mode, list(candidates), candidates[hi], candidates[lo], between, used, confidence)
+
+
+class ProbeLog:
+    """Resumability: every probe is written to `path` as it ends (temp file + rename), and a bisection of the same
+    repro, range and direction started again reads them back as `known` probes."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def load(self) -> dict:
+        try:
+            return {p["candidate"]: Probe(**p) for p in json.loads(self.path.read_text())["probes"]}
+        except FileNotFoundError:
+            return {}
+        except (ValueError, KeyError, TypeError):
+            return {}  # unreadable: start afresh, it is only a cache of probes
+
+    def save(self, probes: dict):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps({"probes": [asdict(p) for p in probes.values()]}))
+        tmp.replace(self.path)
+
+    def done(self):
+        self.path.unlink(missing_ok=True)

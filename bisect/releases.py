@@ -59,10 +59,9 @@ def release_range(text: str, versions: list) -> list:
 class VenvCache:
     """`<root>/triton-<version>/` venvs, each created once (a `.complete` marker after pip succeeded)."""
 
-    def __init__(self, root: Path, base_python: str = sys.executable, extra_packages=()):
+    def __init__(self, root: Path, base_python: str = sys.executable):
         self.root = Path(root)
         self.base_python = base_python
-        self.extra = list(extra_packages)
         self.built = []  # versions built by this process (the rest were cache hits)
 
     def path(self, version: str) -> Path:
@@ -89,7 +88,7 @@ class VenvCache:
             subprocess.run([self.base_python, "-m", "venv", str(target)], check=True, timeout=300,
                            capture_output=True)
             proc = subprocess.run([str(target / "bin" / "python"), "-m", "pip", "install", "-q",
-                                   "--disable-pip-version-check", f"triton=={version}", *self.extra],
+                                   "--disable-pip-version-check", f"triton=={version}"],
                                   capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
             if proc.returncode != 0:
                 shutil.rmtree(target, ignore_errors=True)

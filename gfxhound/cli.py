@@ -249,6 +249,15 @@ def cmd_reduce(args):
     return 0
 
 
+def _load_example(example):
+    """The spec, capabilities and run record of one corpus example (what every reduction starts from)."""
+    from gfxhound.fuzz.capabilities import Capabilities
+    from gfxhound.spec import KernelSpec
+    return (KernelSpec.loads((example / "spec.json").read_text()),
+            Capabilities.from_json(json.loads((example / "caps.json").read_text())),
+            json.loads((example / "run.json").read_text()))
+
+
 def _reduce_script(args):
     """Source level: a user's script, reduced while its output matches --expect."""
     from gfxhound.reduce.llvm_ir import ReduceError
@@ -278,20 +287,16 @@ def _reduce_mlir(args, corpus, finding):
     """TTIR/TTGIR level: C-Vise on the IR the failing stage consumed, compiled by the installed Triton."""
     import tempfile
 
-    from gfxhound.fuzz.capabilities import Capabilities
     from gfxhound.fuzz.render import render
     from gfxhound.reduce.llvm_ir import ReduceError
     from gfxhound.reduce.localise import LAYERS, has_amd_codegen, localise
     from gfxhound.reduce.mlir import INPUT_FOR_STAGE, failure_property, reduce_mlir
-    from gfxhound.spec import KernelSpec
 
     name = INPUT_FOR_STAGE[finding.stage]
     example = next((e for e in corpus.example_dirs(finding.signature) if (e / "ir" / name).exists()), None)
     if example is None:
         raise UserError(f"finding {finding.signature} has no example with ir/{name} to reduce")
-    spec = KernelSpec.loads((example / "spec.json").read_text())
-    caps = Capabilities.from_json(json.loads((example / "caps.json").read_text()))
-    run = json.loads((example / "run.json").read_text())
+    spec, caps, run = _load_example(example)
     rendered = render(spec, caps)
     layer = localise(finding.stage, run.get("message", ""), has_amd_codegen())
     lld = _default_lld()
@@ -309,11 +314,9 @@ def _reduce_mlir(args, corpus, finding):
         ext = result.level
         summary = dict(result.to_json(), layer=layer, layer_text=LAYERS[layer], signature=finding.signature)
         (Path(tmp) / "reduce.json").write_text(json.dumps(summary, indent=1))
-        files = {n: (Path(tmp) / n).read_bytes() for n in (f"reduced.{ext}", "reduce.json", "reduce.log",
-                                                           "passes.json")}
-        files["command.py"] = ("# compiles the reduced file as the interestingness test did: it fails with the finding's "
-                               "signature\n" + result.command[2].replace("; ", "\n") + "\n").encode()
-        files["command.txt"] = b"python3 command.py\n"
+        files = {n: (Path(tmp) / n).read_bytes() for n in (f"reduced.{ext}", "command.py", "reduce.json",
+                                                           "reduce.log", "passes.json")}
+        files["command.txt"] = " ".join(result.command) + "\n"
         dest = corpus.write_reduced(finding.signature, ext, files)
     summary["output"] = str(dest)
     if args.json:
@@ -329,7 +332,6 @@ def _reduce_miscompile(args, corpus, finding):
     """A wrong result: spec-level reduction with the finding's backend and the oracle as the test."""
     import time
 
-    from gfxhound.fuzz.capabilities import Capabilities
     from gfxhound.fuzz.render import render
     from gfxhound.oracle.exec_repro import render_exec_repro
     from gfxhound.oracle.inputs import make_inputs
@@ -338,12 +340,9 @@ def _reduce_miscompile(args, corpus, finding):
     from gfxhound.oracle.run_task import reference
     from gfxhound.reduce.miscompile import ExecutionTest
     from gfxhound.reduce.spec_level import reduce_spec
-    from gfxhound.spec import KernelSpec
 
     example = corpus.example_dirs(finding.signature)[0]
-    spec = KernelSpec.loads((example / "spec.json").read_text())
-    caps = Capabilities.from_json(json.loads((example / "caps.json").read_text()))
-    run = json.loads((example / "run.json").read_text())
+    spec, caps, run = _load_example(example)
     arch, toolchain, backend = run["target"], run["toolchain"], run.get("backend", "interpret")
     env = {"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"), "PYTHONWARNINGS": "ignore"}
     kind = ""
@@ -415,13 +414,11 @@ def _reduce_spec(args, corpus, finding):
     """Spec level: shrink the first example's spec, compiling every candidate in the isolated worker pool."""
     import time
 
-    from gfxhound.fuzz.capabilities import Capabilities
     from gfxhound.fuzz.render import launch_options, render
     from gfxhound.fuzz.repro import render_repro
     from gfxhound.oracle.judge import judge_compile
     from gfxhound.oracle.pool import CompilePool
     from gfxhound.reduce.spec_level import reduce_spec
-    from gfxhound.spec import KernelSpec
 
     if finding.verdict == "miscompile":
         return _reduce_miscompile(args, corpus, finding)
@@ -429,9 +426,7 @@ def _reduce_spec(args, corpus, finding):
         raise UserError(f"finding {finding.signature} is a {finding.verdict}: spec-level reduction handles compiler "
                         "crashes, hangs and wrong results so far")
     example = corpus.example_dirs(finding.signature)[0]
-    spec = KernelSpec.loads((example / "spec.json").read_text())
-    caps = Capabilities.from_json(json.loads((example / "caps.json").read_text()))
-    run = json.loads((example / "run.json").read_text())
+    spec, caps, run = _load_example(example)
     arch, toolchain = run["target"], run["toolchain"]
     lld = _default_lld()
     env = {"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"), "PYTHONWARNINGS": "ignore"}
@@ -486,7 +481,7 @@ def _reduce_spec(args, corpus, finding):
 
 def cmd_bisect(args):
     """Since when (or, with --fix, until when) does a finding's repro, or a script of the user's, fail?"""
-    from gfxhound.bisect.core import BisectError, bisect
+    from gfxhound.bisect.core import BisectError, ProbeLog, bisect
     from gfxhound.bisect.releases import ReleaseError, VenvCache, available_versions, release_range, run_repro
     from gfxhound.corpus_store import Corpus
 
@@ -497,7 +492,7 @@ def cmd_bisect(args):
         if not (args.id or args.repro):
             return 0
     if bool(args.id) == bool(args.repro):
-        raise UserError("name a finding (gfxhound bisect ID) or a script (--repro FILE), not both")
+        raise UserError("name one thing to bisect: a finding (gfxhound bisect ID) or a script (--repro FILE)")
     if not args.triton:
         raise UserError("give the release range: --triton OLD..NEW (e.g. 3.4.0..3.9.0)")
     finding, script, expect = None, None, args.expect
@@ -540,7 +535,6 @@ def cmd_bisect(args):
 
     mode = "fix" if args.fix else "regression"
     known = {}
-    state_path = None
     if finding:  # the example whose repro shows the bug at the end of the range that must have it
         from gfxhound.bisect.core import PRESENT, Probe
         end = candidates[-1] if mode == "regression" else candidates[0]
@@ -555,36 +549,26 @@ def cmd_bisect(args):
         else:
             raise UserError(f"no example of {finding.signature} shows the bug under triton {end} ({'; '.join(tried)}"
                             f"); it was seen with {', '.join(finding.toolchains)}: start the range there")
-    # resumable: every probe is saved as it ends; an interrupted bisection of the same repro, range and mode
-    # starts from the saved probes (`--clear` or another range starts afresh)
+    # resumable: an interrupted bisection of the same repro, range and direction starts from its saved probes
     import hashlib
     key = hashlib.sha256(json.dumps([script.read_text(), candidates, mode, expect]).encode()).hexdigest()[:16]
-    state_path = cache.root / f"bisect-state-{key}.json"
-    if state_path.exists():
-        from gfxhound.bisect.core import Probe
-        try:
-            saved = json.loads(state_path.read_text())
-            known.update({p["candidate"]: Probe(p["candidate"], p["outcome"], p["runs"], p["seconds"], p["detail"])
-                          for p in saved["probes"]})
-            print(f"  resuming: {len(saved['probes'])} probes from {state_path}", file=sys.stderr)
-        except (ValueError, KeyError, TypeError):
-            print(f"  ignoring an unreadable saved state ({state_path})", file=sys.stderr)
+    log = ProbeLog(cache.root / f"bisect-state-{key}.json")
+    saved = log.load()
+    if saved:
+        print(f"  resuming: {len(saved)} probes from {log.path}", file=sys.stderr)
+    known.update(saved)
 
     def save_state(p, step):
-        from dataclasses import asdict
         on_probe(p, step)
         known[p.candidate] = p
-        state_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = state_path.with_name(state_path.name + ".tmp")
-        tmp.write_text(json.dumps({"probes": [asdict(x) for x in known.values()]}))
-        tmp.replace(state_path)
+        log.save(known)
 
     try:
         result = bisect(candidates, probe, mode=mode, on_probe=save_state, repeat=args.repeat, known=known)
     except BisectError as exc:
         raise UserError(str(exc)) from None
     shown = str(script.relative_to(corpus.path(finding.signature))) if finding else script.name  # no local paths
-    state_path.unlink(missing_ok=True)  # finished: the record below replaces it
+    log.done()  # finished: the record below replaces the saved probes
     record = dict(result.to_json(), kind="triton-releases", range=args.triton,
                   repro=shown, expect=expect, venvs_built=cache.built,
                   signature=finding.signature if finding else None)

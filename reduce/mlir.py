@@ -80,7 +80,7 @@ class MlirReduction:
     lines_before: int
     lines_after: int
     seconds: float
-    command: list  # the command line that shows the failure on the reduced file (run in its folder)
+    command: list  # the command line that shows the failure on the reduced file (run in the bundle's folder)
     tools: dict = field(default_factory=dict)
     format: int = 1
 
@@ -136,7 +136,8 @@ def strip_locations(text: str) -> str:
 
 def reduce_mlir(source: Path, prop: dict, work: Path, cvise="cvise", jobs=2, timeout_s=1800, log=None) -> MlirReduction:
     """Reduce `source` (a .ttir or .ttgir file) to the smallest file C-Vise finds that still fails with the
-    finding's signature. Files go to `work`: reduced.<ext>, test.py, passes.json, reduce.log, reduce.json.
+    finding's signature. Files go to `work`: reduced.<ext>, command.py, test.py, passes.json, reduce.log,
+    reduce.json.
     An interrupted or timed-out run keeps C-Vise's best so far (C-Vise rewrites the file in place)."""
     work.mkdir(parents=True, exist_ok=True)
     if shutil.which(cvise) is None and not Path(cvise).exists():
@@ -170,7 +171,8 @@ def reduce_mlir(source: Path, prop: dict, work: Path, cvise="cvise", jobs=2, tim
     if not same_failure(prop, out):  # never hand back a file that does not show the failure
         shutil.copyfile(work / f"input.{ext}", out)
     _reprint(prop, out)
-    command = [sys.executable, "-c", _command_text(prop, name)]
+    (work / "command.py").write_text(_command_program(prop, name))
+    command = ["python3", "command.py"]
     result = MlirReduction(ext, prop, _lines(work / f"input.{ext}"), _lines(out), round(time.time() - started, 2),
                            command, {"cvise": _version(cvise), "triton": prop["toolchain"]})
     (work / "reduce.json").write_text(json.dumps(result.to_json(), indent=1))
@@ -197,14 +199,17 @@ def _reprint(prop, path: Path):
         candidate.unlink()
 
 
-def _command_text(prop, name):
-    """A one-line Python program that compiles the reduced file the way the test does (for the issue draft)."""
-    options = {k: v for k, v in prop["options"].items() if k not in ("num_warps", "num_ctas", "threads_per_warp")}
-    env = "".join(f"os.environ[{k!r}] = {v!r}; " for k, v in prop["env"].items())
+def _command_program(prop, name):
+    """A Python program that compiles the reduced file the way the test does (the bundle's command.py)."""
     from gfxhound.compat import warp_size
-    warp = warp_size(prop["arch"])
-    return (f"import os; {env}import triton; from triton.backends.compiler import GPUTarget; "
-            f"triton.compile({name!r}, target=GPUTarget('hip', {prop['arch']!r}, {warp}), options={options!r})")
+    options = {k: v for k, v in prop["options"].items() if k not in ("num_warps", "num_ctas", "threads_per_warp")}
+    lines = ["# compiles the reduced file as the interestingness test did: it fails with the finding's signature",
+             "import os"]
+    lines += [f"os.environ[{k!r}] = {v!r}" for k, v in prop["env"].items()]
+    lines += ["import triton", "from triton.backends.compiler import GPUTarget",
+              f"triton.compile({name!r}, target=GPUTarget('hip', {prop['arch']!r}, {warp_size(prop['arch'])}), "
+              f"options={options!r})"]
+    return "\n".join(lines) + "\n"
 
 
 def _version(tool):
