@@ -8,14 +8,13 @@ is built once, under a lock, into `<cache>/triton-<version>`, and marked complet
 from __future__ import annotations
 
 import fcntl
-import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from .core import ABSENT, PRESENT, SKIP
+from .probe import run_probe
 
 PIP_TIMEOUT_S = 1800
 
@@ -102,19 +101,5 @@ class VenvCache:
 
 
 def run_repro(python: Path, script: Path, timeout: float, expect: str | None = None, env: dict | None = None):
-    """One probe: (outcome, detail). Under the repro protocol unless `expect` (a user's own script): then the
-    bug is present when the output matches, absent when the script succeeds without it, and otherwise the
-    release cannot test it."""
-    run_env = dict(os.environ, **(env or {}))
-    try:
-        proc = subprocess.run([str(python), str(script)], capture_output=True, text=True, timeout=timeout,
-                              cwd=script.parent, env=run_env)
-    except subprocess.TimeoutExpired:
-        return SKIP, f"did not finish in {timeout:.0f} s"
-    text = (proc.stdout + proc.stderr).strip()
-    last = text.splitlines()[-1][:300] if text else f"exit {proc.returncode}"
-    if expect is not None:
-        if re.search(expect, text, re.M):
-            return PRESENT, last
-        return (ABSENT, last) if proc.returncode == 0 else (SKIP, f"exit {proc.returncode}: {last}")
-    return {0: ABSENT, 1: PRESENT}.get(proc.returncode, SKIP), last
+    """One probe of a release: the repro script under that release's interpreter (see probe.judge)."""
+    return run_probe([python, script], timeout, expect, env, cwd=script.parent)

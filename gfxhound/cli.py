@@ -479,112 +479,6 @@ def _reduce_spec(args, corpus, finding):
     return 0 if check.returncode == 1 else 1
 
 
-def cmd_bisect(args):
-    """Since when (or, with --fix, until when) does a finding's repro, or a script of the user's, fail?"""
-    from gfxhound.bisect.core import BisectError, ProbeLog, bisect
-    from gfxhound.bisect.releases import ReleaseError, VenvCache, available_versions, release_range, run_repro
-    from gfxhound.corpus_store import Corpus
-
-    cache = VenvCache(Path(args.cache or Path(_cache_dir()) / "venvs"))
-    if args.clear:
-        cache.clear()
-        print(f"cleared {cache.root}", file=sys.stderr)
-        if not (args.id or args.repro):
-            return 0
-    if bool(args.id) == bool(args.repro):
-        raise UserError("name one thing to bisect: a finding (gfxhound bisect ID) or a script (--repro FILE)")
-    if not args.triton:
-        raise UserError("give the release range: --triton OLD..NEW (e.g. 3.4.0..3.9.0)")
-    finding, script, expect = None, None, args.expect
-    if args.id:
-        corpus = Corpus(args.corpus)
-        finding = corpus.get(args.id)
-    else:
-        script = Path(args.repro).resolve()
-        if not script.is_file():
-            raise UserError(f"{args.repro}: no such file")
-    try:
-        candidates = release_range(args.triton, available_versions())
-    except ReleaseError as exc:
-        raise UserError(str(exc)) from None
-    if args.only_cached:  # offline, or to spend no downloads: bisect over the releases already built
-        candidates = [v for v in candidates if cache.ready(v)]
-        if len(candidates) < 2 or candidates[0] != args.triton.split("..")[0].strip() \
-                or candidates[-1] != args.triton.split("..")[1].strip():
-            raise UserError(f"--only-cached: the cache at {cache.root} lacks an end of {args.triton} "
-                            f"(has: {', '.join(candidates) or 'none'})")
-    env = {"PYTHONWARNINGS": "ignore"}
-    lld = _default_lld()
-    if lld:
-        env["TRITON_HIP_LLD_PATH"] = lld
-    steps = max(1, (len(candidates) - 1).bit_length())
-
-    def probe_script(version, path):
-        try:
-            python = cache.ensure(version, log=lambda line: print(f"  {line}", file=sys.stderr))
-        except ReleaseError as exc:
-            return "skip", str(exc)
-        return run_repro(python, path, args.timeout, expect, env)
-
-    def probe(version):
-        return probe_script(version, script)
-
-    def on_probe(p, step):
-        print(f"  step {step} (of about {steps + 2}): triton {p.candidate}: {p.outcome}"
-              + (f" [{', '.join(p.runs)}]" if len(p.runs) > 1 else "") + f" - {p.detail[:120]}", file=sys.stderr)
-
-    mode = "fix" if args.fix else "regression"
-    known = {}
-    if finding:  # the example whose repro shows the bug at the end of the range that must have it
-        from gfxhound.bisect.core import PRESENT, Probe
-        end = candidates[-1] if mode == "regression" else candidates[0]
-        tried = []
-        for example in corpus.example_dirs(finding.signature):
-            outcome, detail = probe_script(end, example / "repro.py")
-            tried.append(f"{example.name}: {outcome}")
-            if outcome == PRESENT:
-                script = example / "repro.py"
-                known[end] = Probe(end, outcome, [outcome], 0.0, detail)
-                break
-        else:
-            raise UserError(f"no example of {finding.signature} shows the bug under triton {end} ({'; '.join(tried)}"
-                            f"); it was seen with {', '.join(finding.toolchains)}: start the range there")
-    # resumable: an interrupted bisection of the same repro, range and direction starts from its saved probes
-    import hashlib
-    key = hashlib.sha256(json.dumps([script.read_text(), candidates, mode, expect]).encode()).hexdigest()[:16]
-    log = ProbeLog(cache.root / f"bisect-state-{key}.json")
-    saved = log.load()
-    if saved:
-        print(f"  resuming: {len(saved)} probes from {log.path}", file=sys.stderr)
-    known.update(saved)
-
-    def save_state(p, step):
-        on_probe(p, step)
-        known[p.candidate] = p
-        log.save(known)
-
-    try:
-        result = bisect(candidates, probe, mode=mode, on_probe=save_state, repeat=args.repeat, known=known)
-    except BisectError as exc:
-        raise UserError(str(exc)) from None
-    shown = str(script.relative_to(corpus.path(finding.signature))) if finding else script.name  # no local paths
-    log.done()  # finished: the record below replaces the saved probes
-    record = dict(result.to_json(), kind="triton-releases", range=args.triton,
-                  repro=shown, expect=expect, venvs_built=cache.built,
-                  signature=finding.signature if finding else None)
-    if finding:
-        corpus.write_bisect(finding.signature, record)
-    if args.json:
-        print(json.dumps(record, indent=1))
-    else:
-        verb = "first release with the bug" if mode == "regression" else "first release without the bug"
-        print(f"{verb}: triton {result.first_new} (last {'good' if mode == 'regression' else 'bad'}: "
-              f"{result.last_old}); {len(result.probes)} probes for {len(candidates)} releases; "
-              f"confidence {result.confidence:.2f}"
-              + (f"; untested between: {', '.join(result.untested_between)}" if result.untested_between else ""))
-    return 0
-
-
 def build_parser():
     parser = argparse.ArgumentParser(prog="gfxhound", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -643,21 +537,10 @@ def build_parser():
                         help="spec level: seconds a candidate's compile may take")
     reduce.add_argument("--json", action="store_true")
     reduce.set_defaults(func=cmd_reduce)
-    bis = sub.add_parser("bisect", help="since when does a finding (or your script) fail: bisect Triton releases")
-    bis.add_argument("id", nargs="?", help="a finding (a prefix of its signature)")
-    bis.add_argument("--repro", help="your own script instead of a finding (exit 0 absent, 1 present, 125 cannot "
-                                     "test; or any script with --expect)")
-    bis.add_argument("--expect", help="with --repro: the bug is present when the output matches this regex")
-    bis.add_argument("--triton", help="the release range, OLD..NEW (e.g. 3.4.0..3.9.0)")
-    bis.add_argument("--fix", action="store_true", help="find where the bug went away (OLD has it, NEW not)")
-    bis.add_argument("--repeat", type=int, default=1, help="runs per probe (flaky repros: the majority decides)")
-    bis.add_argument("--timeout", type=float, default=600, help="seconds one repro run may take")
-    bis.add_argument("--cache", help="where the per-release venvs live (default: $GFXHOUND_CACHE/venvs)")
-    bis.add_argument("--clear", action="store_true", help="delete the venv cache first")
-    bis.add_argument("--only-cached", dest="only_cached", action="store_true",
-                     help="bisect over the releases whose venvs are already cached (no downloads)")
-    bis.add_argument("--corpus", default="corpus")
-    bis.add_argument("--json", action="store_true")
+    bis = sub.add_parser("bisect", help="since when does a finding (or your repro) fail: Triton releases, llc "
+                                        "versions, or commits built from source")
+    from gfxhound.bisect_cli import add_arguments, cmd_bisect
+    add_arguments(bis)
     bis.set_defaults(func=cmd_bisect)
     return parser
 

@@ -1,0 +1,157 @@
+"""Commit bisection from source: build each probed commit in a worktree (cached by commit), run the probe on the
+build, and, when the first bad commit only moved a pinned dependency (Triton's cmake/llvm-hash.txt), go on in the
+dependency's repository between the old and the new pin (the cross-repo hand-off).
+
+Everything here takes explicit arguments; only the CLI reads argv and the environment (STYLE.md).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .builds import BuildCache, Recipe, builtin, expand, load_recipe
+from .core import SKIP, BisectError, ProbeLog, bisect
+from .git_repo import GitError, GitRepo
+from .probe import run_probe
+
+
+@dataclass
+class CommitJob:
+    """What to bisect and how: the repository, the range, the recipe, and the probe's input."""
+    repo: GitRepo
+    old: str
+    new: str
+    recipe: Recipe
+    input: Path  # the repro script, the .ll, the program the probe runs on
+    cache: Path
+    mode: str = "regression"
+    expect: str | None = None  # None: the recipe's own, else the repro protocol
+    timeout: float = 600.0
+    repeat: int = 1
+    jobs: int = 1
+    defines: dict = field(default_factory=dict)  # extra placeholders ({mcpu}, {opt})
+    env: dict = field(default_factory=dict)  # environment of the probe runs
+    dep_repo: GitRepo | None = None  # where the pinned dependency lives (llvm-project)
+    handoff_input: Path | None = None  # the probe input in the dependency (a reduced .ll)
+    handoff_expect: str | None = None
+
+
+def read_pin(repo: GitRepo, sha: str, pins: list) -> tuple:
+    """(pin file, pinned commit) at `sha`: the first pin glob that names a file there."""
+    for pattern in pins:
+        for path in repo.files_at(sha, pattern):
+            text = (repo.file_at(sha, path) or "").strip()
+            if text:
+                return path, text.split()[0]
+    return None, None
+
+
+def run(job: CommitJob, log=print, on_probe=None, probe_override=None) -> dict:
+    """The bisection record (bisect.json's "commits" kind). `probe_override(sha, build)` replaces the probe run
+    (tests: a fake test environment over real builds)."""
+    repo, recipe = job.repo, job.recipe
+    try:
+        candidates = repo.commits_between(job.old, job.new)
+    except GitError as exc:
+        raise BisectError(str(exc)) from None
+    builds = BuildCache(job.cache / "builds", recipe, job.jobs, job.defines)
+    tree = repo.worktree(job.cache / "worktrees")
+    dep_builds = dep_tree = None
+    if recipe.dependency:
+        if job.dep_repo is None:
+            raise BisectError(f"the {recipe.name} recipe builds against a pinned {recipe.dependency}: "
+                              f"give its repository (--dep-repo PATH)")
+        dep_recipe = _recipe(recipe.dependency, job.cache)
+        dep_builds = BuildCache(job.cache / "builds", dep_recipe, job.jobs, job.defines)
+        dep_tree = job.dep_repo.worktree(job.cache / "worktrees")
+    expect = job.expect if job.expect is not None else recipe.expect
+
+    def build(sha):
+        dep_out = None
+        if dep_builds:
+            pin_file, pinned = read_pin(repo, sha, recipe.pins)
+            if not pinned:
+                return None, f"no pin file ({', '.join(recipe.pins)}) at this commit"
+            try:
+                dep_sha = job.dep_repo.resolve(pinned)
+            except GitError as exc:
+                return None, str(exc)
+            dep = dep_builds.build(dep_sha, dep_tree.checkout, log=log)
+            if not dep.ok:
+                return None, f"{recipe.dependency} {dep_sha[:12]} ({pin_file}) did not build: {dep.log_tail}"
+            dep_out = Path(dep.out)
+        result = builds.build(sha, tree.checkout, dep=dep_out, log=log)
+        return result, ("" if result.ok else f"build failed: {result.log_tail}")
+
+    def probe(sha):
+        result, why = build(sha)
+        if result is None or not result.ok:
+            return SKIP, why
+        if probe_override:
+            return probe_override(sha, result)
+        argv = expand(recipe.probe, dict(job.defines, out=result.out, input=job.input))
+        return run_probe(argv, job.timeout, expect, job.env, cwd=job.input.parent,
+                         skip_patterns=recipe.skip_patterns)
+
+    key = hashlib.sha256(json.dumps([str(repo.path), candidates[0], candidates[-1], recipe.fingerprint(),
+                                     job.input.read_bytes().hex(), expect, job.mode, job.defines],
+                                    sort_keys=True).encode()).hexdigest()[:16]
+    state = ProbeLog(job.cache / "state" / f"commits-{key}.json")
+    known = state.load()
+    if known:
+        log(f"resuming: {len(known)} probes from {state.path}")
+
+    def save(p, step):
+        known[p.candidate] = p
+        state.save(known)
+        if on_probe:
+            on_probe(p, step, repo.info(p.candidate)["title"])
+
+    result = bisect(candidates, probe, mode=job.mode, known=known, on_probe=save, repeat=job.repeat)
+    state.done()
+    record = dict(result.to_json(), kind="commits", repo=str(repo.path), range=f"{job.old}..{job.new}",
+                  recipe=recipe.name, input=job.input.name, expect=expect,
+                  culprit=repo.info(result.first_new), last_old_commit=repo.info(result.last_old),
+                  builds_built=len(builds.built), warnings=[])
+    record["probes"] = [dict(p, title=repo.info(p["candidate"])["title"]) for p in record["probes"]]
+    if not result.untested_between and repo.parent(result.first_new) == result.last_old:
+        new_build, old_build = builds.cached(result.first_new), builds.cached(result.last_old)
+        if new_build and old_build and new_build.digest == old_build.digest:
+            record["warnings"].append(
+                f"the culprit's build is identical to its parent's ({new_build.digest}): the change cannot "
+                f"explain the bug; suspect a flaky probe or something outside the build (rerun with --repeat)")
+        record["changed_files"] = repo.changed_files(result.first_new)
+    if recipe.pins and job.dep_repo and not result.untested_between:
+        record["handoff"] = _handoff(job, result, log, on_probe)
+    return record
+
+
+def _recipe(name: str, cache: Path) -> Recipe:
+    return builtin(name) if not name.endswith(".json") else load_recipe(name)
+
+
+def _handoff(job: CommitJob, result, log, on_probe) -> dict:
+    """The culprit moved a pin: bisect the dependency between the two pinned commits, with the hand-off recipe
+    (for Triton: llc only) and the reduced .ll."""
+    repo, recipe = job.repo, job.recipe
+    old_file, old_pin = read_pin(repo, result.last_old, recipe.pins)
+    new_file, new_pin = read_pin(repo, result.first_new, recipe.pins)
+    if not new_pin or old_pin == new_pin:
+        return {"moved": False}
+    changed = repo.changed_files(result.first_new)
+    info = {"moved": True, "pin_file": new_file, "old": old_pin, "new": new_pin,
+            "pin_only": set(changed) <= {old_file, new_file}}
+    if job.handoff_input is None:
+        return dict(info, skipped="no probe input for the dependency (give the reduced .ll: --ll FILE)")
+    log(f"the culprit moved {new_file} {old_pin[:12]} -> {new_pin[:12]}"
+        + ("" if info["pin_only"] else f" (and changed {len(changed) - 1} other files)")
+        + f": bisecting {job.dep_repo.path.name} between them")
+    sub = CommitJob(job.dep_repo, old_pin, new_pin, _recipe(recipe.handoff or recipe.dependency, job.cache),
+                    job.handoff_input, job.cache, job.mode, job.handoff_expect, job.timeout, job.repeat, job.jobs,
+                    job.defines, job.env)
+    try:
+        return dict(info, result=run(sub, log, on_probe))
+    except BisectError as exc:
+        return dict(info, error=str(exc))
