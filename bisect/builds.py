@@ -39,7 +39,8 @@ class Recipe:
     env: dict = field(default_factory=dict)  # environment of the build steps (templates too)
     expect: str | None = None  # default --expect for this recipe's probe (None: the repro protocol)
     skip_patterns: list = field(default_factory=list)  # probe output that means "cannot test"
-    pins: list = field(default_factory=list)  # globs of files pinning a dependency commit (cmake/llvm-hash.txt)
+    pins: list = field(default_factory=list)  # files pinning the dependency the build needs (cmake/llvm-hash.txt)
+    handoff_pins: list = field(default_factory=list)  # other pins the hand-off follows (cmake/amd-llvm-info.json)
     dependency: str | None = None  # the recipe that builds the pinned dependency
     handoff: str | None = None  # the recipe the hand-off bisects the dependency with (cheaper: llc only)
     timeout: float = BUILD_TIMEOUT_S
@@ -55,7 +56,9 @@ def _ccache() -> list:
 def builtin(name: str) -> Recipe:
     """The recipes for a real build host (README: "Bisecting commits"): `llvm` builds llc and opt with the AMDGPU
     target only; `llvm-mlir` the LLVM (with MLIR and lld) that Triton builds against; `triton` Triton at a commit,
-    against the `llvm-mlir` build of the llvm-project commit its cmake/llvm-hash.txt pins."""
+    against the `llvm-mlir` build of the llvm-project commit its cmake/llvm-hash.txt (3.8+: llvm-info.json) pins.
+    Triton 3.9's AMD code generator has its own pin (cmake/amd-llvm-info.json): the hand-off follows it, but the
+    build does not make that library from source (setup.py downloads it; TRITON_AMD_CODEGEN_PATH overrides)."""
     llc_probe = ["{out}/bin/llc", "-mtriple=amdgcn-amd-amdhsa", "-mcpu={mcpu}", "-O{opt}", "{input}",
                  "-o", "/dev/null"]
     crash = r"LLVM ERROR|Assertion .* failed|Stack dump|PLEASE submit a bug report|Segmentation fault"
@@ -86,7 +89,8 @@ def builtin(name: str) -> Recipe:
                       outputs=["venv/lib/python*/site-packages/triton/_C/*.so",
                                "venv/lib/python*/site-packages/triton/backends/amd/lib/*.so"],
                       probe=["{out}/venv/bin/python", "{input}"],
-                      pins=["cmake/llvm-hash.txt", "cmake/*llvm*hash*.txt"], dependency="llvm-mlir",
+                      pins=["cmake/llvm-hash.txt", "cmake/llvm-info.json"],
+                      handoff_pins=["cmake/amd-llvm-info.json"], dependency="llvm-mlir",
                       handoff="llvm")
     raise RecipeError(f"no recipe {name!r}: use llvm, llvm-mlir, triton or a recipe file (JSON)")
 

@@ -39,10 +39,17 @@ class CommitJob:
 
 
 def read_pin(repo: GitRepo, sha: str, pins: list) -> tuple:
-    """(pin file, pinned commit) at `sha`: the first pin glob that names a file there."""
+    """(pin file, pinned commit) at `sha`: the first pin glob that names a file there. A pin is a hash in a text
+    file (cmake/llvm-hash.txt) or the `llvm_hash` of a JSON one (cmake/llvm-info.json since Triton 3.8,
+    cmake/amd-llvm-info.json for the separately pinned AMD code generator)."""
     for pattern in pins:
         for path in repo.files_at(sha, pattern):
             text = (repo.file_at(sha, path) or "").strip()
+            if path.endswith(".json"):
+                try:
+                    text = str(json.loads(text).get("llvm_hash") or "")
+                except (ValueError, AttributeError):
+                    text = ""
             if text:
                 return path, text.split()[0]
     return None, None
@@ -123,8 +130,9 @@ def run(job: CommitJob, log=print, on_probe=None, probe_override=None) -> dict:
                 f"the culprit's build is identical to its parent's ({new_build.digest}): the change cannot "
                 f"explain the bug; suspect a flaky probe or something outside the build (rerun with --repeat)")
         record["changed_files"] = repo.changed_files(result.first_new)
-    if recipe.pins and job.dep_repo and not result.untested_between:
-        record["handoff"] = _handoff(job, result, log, on_probe)
+    if job.dep_repo and not result.untested_between:
+        record["handoff"] = [_handoff(job, result, pins, log, on_probe) for pins in _pin_groups(recipe)
+                             if _moved(repo, result, pins)]
     return record
 
 
@@ -132,17 +140,27 @@ def _recipe(name: str, cache: Path) -> Recipe:
     return builtin(name) if not name.endswith(".json") else load_recipe(name)
 
 
-def _handoff(job: CommitJob, result, log, on_probe) -> dict:
+def _pin_groups(recipe: Recipe) -> list:
+    """Each group pins one dependency: the build's own (recipe.pins), then every other one the hand-off follows
+    (Triton 3.9's AMD code generator, cmake/amd-llvm-info.json)."""
+    return [g for g in ([recipe.pins] + [[p] for p in recipe.handoff_pins if p not in recipe.pins]) if g]
+
+
+def _moved(repo: GitRepo, result, pins: list) -> bool:
+    return read_pin(repo, result.last_old, pins)[1] != read_pin(repo, result.first_new, pins)[1]
+
+
+def _handoff(job: CommitJob, result, pins: list, log, on_probe) -> dict:
     """The culprit moved a pin: bisect the dependency between the two pinned commits, with the hand-off recipe
     (for Triton: llc only) and the reduced .ll."""
     repo, recipe = job.repo, job.recipe
-    old_file, old_pin = read_pin(repo, result.last_old, recipe.pins)
-    new_file, new_pin = read_pin(repo, result.first_new, recipe.pins)
-    if not new_pin or old_pin == new_pin:
-        return {"moved": False}
+    old_file, old_pin = read_pin(repo, result.last_old, pins)
+    new_file, new_pin = read_pin(repo, result.first_new, pins)
     changed = repo.changed_files(result.first_new)
-    info = {"moved": True, "pin_file": new_file, "old": old_pin, "new": new_pin,
+    info = {"pin_file": new_file or old_file, "old": old_pin, "new": new_pin,
             "pin_only": set(changed) <= {old_file, new_file}}
+    if not old_pin or not new_pin:
+        return dict(info, skipped="the pin was added or removed, not moved: no range to bisect")
     if job.handoff_input is None:
         return dict(info, skipped="no probe input for the dependency (give the reduced .ll: --ll FILE)")
     log(f"the culprit moved {new_file} {old_pin[:12]} -> {new_pin[:12]}"

@@ -92,14 +92,17 @@ def bisect(candidates: list, probe, mode: str = "regression", known: dict | None
                 on_probe(probes[name], step[0])
         return probes[name].outcome
 
-    if state(len(candidates) - 1) != new:
-        raise BisectError(f"{candidates[-1]} (the {'bad' if mode == 'regression' else 'fixed'} end) does not show "
-                          f"the bug {'present' if new == PRESENT else 'absent'}: "
-                          f"{probes[candidates[-1]].outcome} ({probes[candidates[-1]].detail[:200]})")
-    if state(0) != old:
-        raise BisectError(f"{candidates[0]} (the {'good' if mode == 'regression' else 'bad'} end) does not show "
-                          f"the bug {'present' if old == PRESENT else 'absent'}: {probes[candidates[0]].outcome} "
-                          f"({probes[candidates[0]].detail[:200]})")
+    for index, want, end in ((len(candidates) - 1, new, "bad" if mode == "regression" else "fixed"),
+                             (0, old, "good" if mode == "regression" else "bad")):
+        got = state(index)
+        if got == want:
+            continue
+        p = probes[candidates[index]]
+        if got == SKIP:
+            raise BisectError(f"{candidates[index]} (the {end} end) cannot test the bug ({p.detail[:200]}): "
+                              f"move that end to a candidate that can")
+        raise BisectError(f"{candidates[index]} (the {end} end) does not show the bug {want}: {got} "
+                          f"({p.detail[:200]})")
     lo, hi = 0, len(candidates) - 1
     while hi - lo > 1:
         middle = (lo + hi) / 2

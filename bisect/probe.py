@@ -42,8 +42,10 @@ def run_probe(argv: list, timeout: float, expect: str | None = None, env: dict |
     if expect is not None and outcome == PRESENT:
         line = re.search(expect, text, re.M)
         detail = text[text.rfind("\n", 0, line.start()) + 1:].splitlines()[0][:300]
-    else:
-        detail = text.splitlines()[-1][:300] if text else f"exit {proc.returncode}"
+    else:  # the first error line says why (a parse error's last line is a caret), else the last line
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        errors = [line for line in lines if re.search(r"error|not a recognized processor", line, re.I)]
+        detail = (errors or lines or [f"exit {proc.returncode}"])[0 if errors else -1][:300]
     if outcome == SKIP and expect is not None and not detail.startswith("exit"):
         detail = f"exit {proc.returncode}: {detail}"
     return outcome, detail

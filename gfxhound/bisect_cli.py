@@ -338,13 +338,15 @@ def _commits(args):
           f"confidence {record['confidence']:.2f}"
           + (f"; untested between: {', '.join(c[:12] for c in record['untested_between'])}"
              if record["untested_between"] else ""))
-    handoff = record.get("handoff") or {}
-    if handoff.get("result"):
-        sub = handoff["result"]["culprit"]
-        print(f"  it moved {handoff['pin_file']}: in {Path(handoff['result']['repo']).name}, {verb}: "
-              f"{sub['hash'][:12]} {sub['title']}" + (f" {sub['link']}" if sub.get("link") else ""))
-    elif handoff.get("error") or handoff.get("skipped"):
-        print(f"  it moved {handoff['pin_file']}; no hand-off: {handoff.get('error') or handoff.get('skipped')}")
-    for warning in record["warnings"] + (handoff.get("result", {}).get("warnings", [])):
+    warnings = list(record["warnings"])
+    for handoff in record.get("handoff", []):
+        if handoff.get("result"):
+            sub = handoff["result"]["culprit"]
+            print(f"  it moved {handoff['pin_file']}: in {Path(handoff['result']['repo']).name}, {verb}: "
+                  f"{sub['hash'][:12]} {sub['title']}" + (f" {sub['link']}" if sub.get("link") else ""))
+            warnings += handoff["result"]["warnings"]
+        else:
+            print(f"  it moved {handoff['pin_file']}; no hand-off: {handoff.get('error') or handoff.get('skipped')}")
+    for warning in warnings:
         print(f"warning: {warning}")
     return 0

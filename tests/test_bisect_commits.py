@@ -138,7 +138,7 @@ def test_a_pin_bump_hands_off_to_the_pinned_repository_through_the_cli(repos, tm
                               "--cache", str(tmp_path / "cache"), "--json"], capture_output=True, text=True,
                              timeout=600)
     record = json.loads(as_json.stdout)
-    handoff = record["handoff"]
+    [handoff] = record["handoff"]
     assert (handoff["old"], handoff["new"], handoff["pin_only"]) == (L[2], L[9], True)
     assert handoff["result"]["culprit"]["hash"] == L[6]
     assert record["builds_built"] == 0 and handoff["result"]["builds_built"] == 0  # all from the cache
@@ -157,3 +157,22 @@ def test_user_errors_are_one_line(repos, tmp_path, gfxhound_bin):
     for argv, message in cases:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_pins_are_read_from_text_and_json_files_and_triton_follows_its_amd_code_generator(tmp_path):
+    import git as gitpython
+
+    from gfxhound.bisect.commits import _pin_groups, read_pin
+    path = tmp_path / "t"
+    (path / "cmake").mkdir(parents=True)
+    repo = gitpython.Repo.init(path)
+    (path / "cmake" / "llvm-info.json").write_text(json.dumps({"llvm_hash": "a" * 40, "build_number": 3}))
+    (path / "cmake" / "amd-llvm-info.json").write_text(json.dumps({"llvm_hash": "b" * 40}))
+    repo.git.add("-A")
+    repo.git.commit("-qm", "pins", "--no-gpg-sign", env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                                                          "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+    sha, triton = repo.head.commit.hexsha, builtin("triton")
+    groups = _pin_groups(triton)
+    assert [read_pin(GitRepo(path), sha, g) for g in groups] == [("cmake/llvm-info.json", "a" * 40),
+                                                                  ("cmake/amd-llvm-info.json", "b" * 40)]
+    assert read_pin(GitRepo(path), sha, ["cmake/llvm-hash.txt"]) == (None, None)
