@@ -11,16 +11,18 @@ LLD     := /usr/lib/llvm-22/bin/ld.lld
 LLC     := /usr/lib/llvm-22/bin/llc
 # C-Vise: TTIR/TTGIR reduction (gfxhound reduce --level ir)
 CVISE   := /usr/bin/cvise
+# older llc releases: the LLVM release bisection test (gfxhound bisect --llc 14..22)
+OLD_LLCS := /usr/lib/llvm-14/bin/llc /usr/lib/llvm-15/bin/llc /usr/lib/llvm-16/bin/llc /usr/lib/llvm-19/bin/llc
 BUDGET  ?= 2m
 TARGETS ?= gfx942
 JOBS    ?= 2
 
 .PHONY: setup setup-old tools fuzz-demo test test-fast bench clean
 
-tools: $(LLD) $(LLC) $(CVISE)
-$(LLD) $(LLC) $(CVISE):
-	@command -v apt-get >/dev/null || { echo "need Debian's lld-22, llvm-22 and cvise (apt-get install lld-22 llvm-22 cvise)"; exit 1; }
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lld-22 llvm-22 cvise >/dev/null
+tools: $(LLD) $(LLC) $(CVISE) $(OLD_LLCS)
+$(LLD) $(LLC) $(CVISE) $(OLD_LLCS):
+	@command -v apt-get >/dev/null || { echo "need Debian's lld-22, llvm-22, llvm-14/15/16/19 and cvise (apt-get install lld-22 llvm-22 llvm-14 llvm-15 llvm-16 llvm-19 cvise)"; exit 1; }
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lld-22 llvm-22 llvm-14 llvm-15 llvm-16 llvm-19 cvise >/dev/null
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)

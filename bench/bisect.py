@@ -39,8 +39,10 @@ def report(name: str, runs: list):
     print(f"\n{name}")
     for label, record, seconds, built in runs:
         n = len(record["candidates"])
+        probing = sum(p["seconds"] for p in record["probes"])  # each probe's time, its venv or build included
         print(f"  {label:<44} {len(record['probes'])} probes for {n} candidates (ceil(log2 n) + 2 ends = "
-              f"{math.ceil(math.log2(n)) + 2}); {seconds:6.1f} s; built {built}; answer {record['first_new'][:12]}")
+              f"{math.ceil(math.log2(n)) + 2}); {seconds:6.1f} s ({probing:.1f} s in probes); built {built}; "
+              f"answer {record['first_new'][:12]}")
     ratio = runs[1][2] / runs[0][2]
     print(f"  second / first (warm cache, different repro): {ratio:.3f}  (target <= 0.2)")
     return ratio
@@ -54,8 +56,9 @@ def releases(cache: Path, scratch: Path):
     second, t2 = timed([GFXHOUND, "bisect", "--repro", str(ROOT / "corpus" / "03cc1f52451e1522" / "minimal.py"),
                         *common])
     return report("Triton releases 3.4.0..3.9.0", [
-        ("eaa29264 (crash; --fix)", first, t1, f"{len(first['venvs_built'])} venvs"),
-        ("03cc1f52 minimal.py (miscompile; regression)", second, t2, f"{len(second['venvs_built'])} venvs")])
+        ("eaa29264 (crash; --fix)", first, t1, f"{len(first['venvs_built'])} venvs in {first['venv_seconds']} s"),
+        ("03cc1f52 minimal.py (miscompile; regression)", second, t2,
+         f"{len(second['venvs_built'])} venvs in {second['venv_seconds']} s")])
 
 
 def commits(scratch: Path):

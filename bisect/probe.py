@@ -42,6 +42,9 @@ def run_probe(argv: list, timeout: float, expect: str | None = None, env: dict |
     if expect is not None and outcome == PRESENT:
         line = re.search(expect, text, re.M)
         detail = text[text.rfind("\n", 0, line.start()) + 1:].splitlines()[0][:300]
+        passes = re.findall(r"Running pass '([^']+)'", text)  # where a crash without a message happened
+        if passes and passes[-1] not in detail:
+            detail = f"{detail[:200]} [in pass '{passes[-1]}']"  # the innermost one
     else:  # the first error line says why (a parse error's last line is a caret), else the last line
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         errors = [line for line in lines if re.search(r"error|not a recognized processor", line, re.I)]

@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from .probe import run_probe
@@ -62,6 +63,7 @@ class VenvCache:
         self.root = Path(root)
         self.base_python = base_python
         self.built = []  # versions built by this process (the rest were cache hits)
+        self.build_seconds = 0.0
 
     def path(self, version: str) -> Path:
         return self.root / f"triton-{version}"
@@ -84,6 +86,7 @@ class VenvCache:
             shutil.rmtree(target, ignore_errors=True)  # a half-built one from an interrupted run
             if log:
                 log(f"building the venv for triton {version} (once; cached in {self.root})")
+            start = time.time()
             subprocess.run([self.base_python, "-m", "venv", str(target)], check=True, timeout=300,
                            capture_output=True)
             proc = subprocess.run([str(target / "bin" / "python"), "-m", "pip", "install", "-q",
@@ -94,6 +97,7 @@ class VenvCache:
                 raise ReleaseError(f"pip could not install triton {version}: {proc.stderr.strip()[-300:]}")
             (target / ".complete").write_text(version + "\n")
             self.built.append(version)
+            self.build_seconds += time.time() - start
         return self.python(version)
 
     def clear(self):

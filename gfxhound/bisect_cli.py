@@ -196,7 +196,8 @@ def _releases(args):
     shown = str(script.relative_to(corpus.path(finding.signature))) if finding else script.name  # no local paths
     data = result.to_json()
     record = dict(data, kind="triton-releases", range=args.triton, repro=shown, expect=args.expect,
-                  venvs_built=cache.built, signature=finding.signature if finding else None)
+                  venvs_built=cache.built,
+                  venv_seconds=round(cache.build_seconds, 1), signature=finding.signature if finding else None)
     return _finish(args, dict(data, first_new_label=f"triton {result.first_new}",
                               last_old_label=f"triton {result.last_old}"), record, corpus, finding, "release")
 

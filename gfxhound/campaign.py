@@ -76,6 +76,11 @@ def _introspect_task(arch):
     return introspect(arch).to_json()
 
 
+def _toolchain_task():
+    from gfxhound.toolchain import describe
+    return describe()
+
+
 def features_of(spec, features, arch):
     feats = {f"op:{name}" for name in features.ops}
     feats |= {f"dtype:{d}" for d in features.dtypes}
@@ -99,6 +104,7 @@ class Campaign:
         self.corpus = Corpus(config.corpus)
         self.caps: dict[str, Capabilities] = {}
         self.toolchain = ""
+        self.toolchain_detail = {}
 
     # --- capabilities --------------------------------------------------------------------------------------------
     def probe(self, pool: CompilePool):
@@ -108,7 +114,10 @@ class Campaign:
                 self.toolchain = f"triton-{self.caps[arch].triton_version}"
                 continue
             base = Capabilities.from_json(pool.pool.schedule(_introspect_task, args=(arch,), timeout=120).result())
-            self.toolchain = f"triton-{base.triton_version}"
+            if not self.toolchain_detail:  # what is under test: wheel, local build, custom AMD code generator
+                self.toolchain_detail = pool.pool.schedule(_toolchain_task, timeout=120).result()
+                self.corpus.write_toolchain(self.toolchain_detail)
+            self.toolchain = self.toolchain_detail["id"]
             if not base.has("target"):
                 raise CampaignError(f"target {arch} is not supported by triton {base.triton_version}; "
                                     "pick another --target")

@@ -99,6 +99,7 @@ def cmd_fuzz(args):
     campaign = Campaign(config, on_progress=_progress_printer(console, config) if not args.quiet else None)
     stats = campaign.run()
     summary = summary_json(stats, config, campaign.toolchain)
+    summary["toolchain_detail"] = campaign.toolchain_detail
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
@@ -542,6 +543,9 @@ def build_parser():
     from gfxhound.bisect_cli import add_arguments, cmd_bisect
     add_arguments(bis)
     bis.set_defaults(func=cmd_bisect)
+    from gfxhound.report_cli import add_report, add_verify
+    add_report(sub)
+    add_verify(sub)
     return parser
 
 

@@ -276,6 +276,37 @@ class Corpus:
             _atomic_write(final, json.dumps(record, indent=1) + "\n")
             return final
 
+    def write_verify(self, signature: str, entry: dict, status: str | None) -> dict:
+        """Append one verification to verify.json (its history) and, when it says so, set the finding's status
+        (open: still fails; fixed). Both under the corpus lock, each file written atomically."""
+        with self._locked():
+            path = self.path(signature) / "verify.json"
+            try:
+                history = json.loads(path.read_text())
+            except (FileNotFoundError, ValueError):
+                history = {"format": 1, "runs": []}
+            history["runs"].append(entry)
+            _atomic_write(path, json.dumps(history, indent=1) + "\n")
+            finding = self._load(signature)
+            if status and finding and finding.status != status:
+                finding.status = status
+                self._save(finding)
+            return history
+
+    def write_toolchain(self, detail: dict) -> Path:
+        """corpus/toolchains/<id>.json: what a toolchain id in finding.json names (versions, commits, codegen)."""
+        path = self.root / "toolchains" / f"{detail['id']}.json"
+        with self._locked():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _atomic_write(path, json.dumps(detail, indent=1, sort_keys=True) + "\n")
+        return path
+
+    def toolchain(self, ident: str) -> dict | None:
+        try:
+            return json.loads((self.root / "toolchains" / f"{ident}.json").read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+
     def merge_from(self, other: "Corpus") -> "tuple[int, int]":
         """Fold other's findings into this corpus: counts summed, sets unioned, missing example dirs copied.
 

@@ -1,0 +1,309 @@
+"""Issue drafts: a finding written up the way triton-lang/triton and llvm/llvm-project (AMDGPU) expect a bug report,
+for a person to review and paste. Never filed automatically.
+
+What makes a draft trustworthy: the reproducer inlined is the one that was just run (the Triton snippet or the
+`llc` command is executed before the draft is written, and the draft says what it did), the environment is the
+toolchain the finding names, and nothing of this machine survives (gfxhound/scrub.py).
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gfxhound.scrub import Scrubber
+from gfxhound.signature import normalise, summarise
+
+TRITON, LLVM = "triton-lang/triton", "llvm/llvm-project"
+BANNER = ("> **Draft for a person to review: not filed, and not yet verified on upstream's main branch.**\n"
+          "> Written by gfxhound, an automated fuzzer, from finding `{sig}`; check it reproduces on a current "
+          "build and edit freely before filing.")
+NO_UB = ("The kernel has no undefined behaviour: the generator never emits integer division by zero or "
+         "`INT_MIN / -1`, shifts by the bit width or more, out-of-range float-to-int casts, unmasked out-of-bounds "
+         "accesses or data races, and the oracle checked every unmasked address against the buffer bounds before "
+         "judging the result. The reference is PyTorch on the CPU with an error bound per operation (exact for "
+         "integer ops); FMA contraction and reassociation are allowed by that bound.")
+STAGE_NAMES = {"ttir": "Triton IR", "ttgir": "TritonGPU IR", "llir": "LLVM IR translation", "amdgcn":
+               "AMDGCN code generation", "hsaco": "linking", "llc-verify": "LLVM code generation (llc)",
+               "run": "execution"}
+
+
+@dataclass
+class Draft:
+    upstream: str
+    title: str
+    body: str
+    reproduced: bool | None  # None: could not be checked on this machine (needs a GPU)
+    check: str  # what was run to check it, and what came out
+    attachments: dict = field(default_factory=dict)  # file name -> text
+
+    def markdown(self) -> str:
+        return f"<!-- upstream: {self.upstream} -->\n# {self.title}\n\n{self.body}"
+
+
+def choose_upstream(finding, folder: Path) -> str:
+    """LLVM when the bug reproduces with plain llc on a reduced .ll (the AMDGPU backend alone), else Triton."""
+    return LLVM if (folder / "reduced" / "llvm-ir" / "reduced.ll").exists() and finding.verdict == "ice" else TRITON
+
+
+def _constants(repro_text: str) -> dict:
+    out = {}
+    for node in ast.parse(repro_text).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in ("ARCH", "OPTIONS", "ENV_KNOBS", "ARGS", "EXPECTED", "GRID", "KERNEL"):
+                try:
+                    out[name] = ast.literal_eval(node.value)
+                except ValueError:
+                    pass
+    return out
+
+
+def _kernel_source(repro_text: str) -> str:
+    """The @triton.jit kernel a repro embeds (indented under `if "--child" in sys.argv:`)."""
+    block = repro_text.split("# ---- the kernel", 1)[-1]
+    lines = block.splitlines()[1:]
+    body = []
+    for line in lines:
+        if line.startswith(("def ", "class ")) or (line and not line.startswith(" ") and body):
+            break
+        body.append(line)
+    text = textwrap.dedent("\n".join(body))
+    return "\n".join(line for line in text.splitlines() if not line.startswith(("import triton", "if ")))
+
+
+def triton_snippet(kernel: str, consts: dict, python: str = sys.executable) -> str:
+    """A standalone compile of the kernel for its AMD target, as the Triton runtime would (3.3+ API), with the
+    argument specialisation the runtime derives (computed by the installed Triton's own hooks)."""
+    from gfxhound.compat import specialise, warp_size
+    arch, args = consts["ARCH"], consts["ARGS"]
+    signature, constexprs, attrs = specialise(args)
+    names = [a["name"] for a in args]
+    index_attrs = {(names.index(n),): v for n, v in attrs.items()}
+    env = "".join(f"os.environ[{k!r}] = {v!r}\n" for k, v in sorted((consts.get("ENV_KNOBS") or {}).items()))
+    kernel = "\n".join(line for line in kernel.strip().splitlines()
+                       if not line.startswith(("import triton", "from triton")))
+    return (f"# Compiles for {arch} as the Triton runtime would; no GPU needed.\n"
+            + ("import os\n" if env else "") + "import triton\nimport triton.language as tl\n"
+            "from triton.backends.compiler import GPUTarget\nfrom triton.compiler import ASTSource\n"
+            + (f"\n{env}" if env else "") + f"\n\n{kernel}\n\n\n"
+            f"src = ASTSource(kernel, signature={signature!r},\n                constexprs={constexprs!r},\n"
+            f"                attrs={index_attrs!r})\n"
+            f"triton.compile(src, target=GPUTarget(\"hip\", {arch!r}, {warp_size(arch)}), "
+            f"options={consts.get('OPTIONS') or {}!r})\n")
+
+
+def _run(argv, cwd, timeout, env=None):
+    run_env = dict(os.environ, PYTHONWARNINGS="ignore", **(env or {}))
+    try:
+        proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=run_env,
+                              errors="replace")
+    except subprocess.TimeoutExpired:
+        return None, "", "timeout"
+    ended = (f"signal:{-proc.returncode}" if proc.returncode < 0 else "exception"
+             if "Traceback (most recent call last)" in proc.stderr else f"exit:{proc.returncode}")
+    return proc.returncode, proc.stdout + proc.stderr, ended
+
+
+def _tail(text: str, lines: int = 25) -> str:
+    """What a reader needs of a failure's output: from the first LLVM error or assertion (a few lines of its
+    dump), else the end of the Python traceback, else the last lines."""
+    kept = [line for line in text.strip().splitlines() if not line.startswith("##gfxhound")]
+    first = next((i for i, line in enumerate(kept) if re.search(r"LLVM ERROR|Assertion .* failed|error: ", line)),
+                 None)
+    if first is not None:
+        chosen = kept[first:first + min(lines, 12)]
+        traceback_end = [line for line in kept[-3:] if re.match(r"\w+(Error|Exception)\b", line)]
+        return "\n".join(chosen + (["..."] + traceback_end if traceback_end and traceback_end[0] not in chosen
+                                    else []))
+    return "\n".join(kept[-lines:])
+
+
+def _bisection(folder: Path) -> str:
+    records = [json.loads(p.read_text()) for p in sorted(folder.glob("bisect*.json"))]
+    if not records:
+        return "Not bisected yet."
+    out = []
+    for r in records:
+        verb = "first release with the bug" if r.get("mode") == "regression" else "first release without the bug"
+        if r.get("kind") == "commits":
+            c = r["culprit"]
+            out.append(f"- Commits ({r['range']}): first {'bad' if r['mode'] == 'regression' else 'fixed'} commit "
+                       f"{c.get('link') or c['hash']} \"{c['title']}\" ({c['date'][:10]}); confidence "
+                       f"{r['confidence']:.2f}.")
+            for h in r.get("handoff", []):
+                if h.get("result"):
+                    s = h["result"]["culprit"]
+                    out.append(f"  - It moved the LLVM pin ({h['pin_file']}); in llvm-project: "
+                               f"{s.get('link') or s['hash']} \"{s['title']}\".")
+        else:
+            what = {"triton-releases": "Triton releases", "llvm-releases": "LLVM releases (llc)"}.get(r.get("kind"),
+                                                                                                  r.get("kind"))
+            out.append(f"- {what} ({r.get('range') or ', '.join(r['candidates'])}): {verb}: **{r['first_new']}** "
+                       f"(last {'good' if r.get('mode') == 'regression' else 'bad'}: {r['last_old']}); "
+                       f"{len(r['probes'])} probes, confidence {r['confidence']:.2f}"
+                       + (f"; untested between: {', '.join(r['untested_between'])}" if r.get("untested_between")
+                          else "") + ".")
+    return "\n".join(out)
+
+
+def _environment(corpus, finding, extra: list) -> str:
+    rows = []
+    for ident in finding.toolchains:
+        detail = corpus.toolchain(ident) or {}
+        codegen = (detail.get("amd_codegen") or {}).get("revision")
+        rows.append(f"- {ident}" + (f" ({detail.get('source')})" if detail.get("source") else "")
+                    + (f", commit {detail['commit']}" if detail.get("commit") else "")
+                    + (f", AMD code generator {codegen}" if codegen else ""))
+    rows.append(f"- Targets: {', '.join(finding.targets)}")
+    rows += [f"- {line}" for line in extra]
+    return "\n".join(rows)
+
+
+def build(corpus, finding, upstream: str | None = None, python: str = sys.executable, timeout: float = 600,
+          env: dict | None = None) -> Draft:
+    folder = corpus.path(finding.signature)
+    upstream = upstream or choose_upstream(finding, folder)
+    scrub = Scrubber({corpus.root: "corpus"})
+    if upstream == TRITON:
+        env = dict(env or {}, GFXHOUND_CHECKED_WITH=_triton_version(python))
+    draft = (_llvm if upstream == LLVM else _triton)(corpus, finding, folder, python, timeout, env or {})
+    draft.title, draft.body, draft.check = scrub(draft.title), scrub(draft.body), scrub(draft.check)
+    draft.attachments = {k: scrub(v) for k, v in draft.attachments.items()}
+    return draft
+
+
+def _triton_version(python: str) -> str:
+    rc, out, _ = _run([python, "-c", "import triton; print(triton.__version__)"], None, 120)
+    return f"triton {out.strip().splitlines()[-1]}" if rc == 0 and out.strip() else "triton (version unknown)"
+
+
+def _short(message: str, limit: int = 100) -> str:
+    """The title's part of a (normalised) message: its last diagnostic, cut at a word."""
+    text = message.split(" | ")[-1] if " | " in message else message
+    text = re.sub(r"\s*\[signal:N\]$", "", re.sub(r"\s+", " ", text).strip())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+def _triton(corpus, finding, folder, python, timeout, env) -> Draft:
+    examples = corpus.example_dirs(finding.signature)
+    spec_dir = folder / "reduced" / "spec"
+    repro_path = (spec_dir / "repro.py") if (spec_dir / "repro.py").exists() else examples[0] / "repro.py"
+    repro_text = repro_path.read_text()
+    consts = _constants(repro_text)
+    arch = consts.get("ARCH") or finding.targets[0]
+    minimal = folder / "minimal.py"
+    attachments = {"repro.py": repro_text}
+    if finding.verdict == "miscompile":
+        code = minimal.read_text() if minimal.exists() else (spec_dir / "kernel.py").read_text() \
+            if (spec_dir / "kernel.py").exists() else consts.get("KERNEL") or _kernel_source(repro_text)
+        interpret = "interpret" in json.dumps(json.loads((examples[0] / "run.json").read_text()).get("backend", ""))
+        check_script = minimal if minimal.exists() else repro_path
+        argv = [python, check_script.name] + (["--interpret"] if interpret and not minimal.exists() else [])
+        code_rc, out, _ = _run(argv, check_script.parent, timeout, env)
+        reproduced = True if code_rc == 1 else None if code_rc == 125 else False
+        check = f"`python {check_script.name}{' --interpret' if len(argv) > 2 else ''}` with " \
+                f"{env['GFXHOUND_CHECKED_WITH']} exited {code_rc}: {_tail(out, 3)}"
+        title = f"[{arch}] wrong result: {finding.message[:100]}"
+        summary = (f"A kernel compiled for `{arch}` returns a wrong result: {finding.message}. The reference is "
+                   f"PyTorch on the CPU.")
+        command = (f"python {check_script.name}" + (" --interpret" if len(argv) > 2 else "")
+                   + "   # exit 1 = wrong result, 0 = right, 125 = cannot test here")
+        expected = f"Expected: the values of the PyTorch reference.\n\nActual:\n```\n{_tail(out, 12)}\n```"
+        lang = "python"
+        ub = f"\n## No undefined behaviour\n{NO_UB}\n"
+    else:
+        kernel = (spec_dir / "kernel.py").read_text() if (spec_dir / "kernel.py").exists() \
+            else _kernel_source(repro_text)
+        code = triton_snippet(kernel, consts, python)
+        with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
+            (Path(tmp) / "snippet.py").write_text(code)
+            rc, out, ended = _run([python, "snippet.py"], tmp, timeout, env)
+        got = summarise(out, ended) if ended != "exit:0" else {"normalised": "", "verdict": "pass"}
+        reproduced = bool(rc != 0 and got["normalised"] and got["normalised"] == finding.normalised)
+        check = (f"`python snippet.py` with {env['GFXHOUND_CHECKED_WITH']} ended {ended}; normalised failure: "
+                 f"{got['normalised'][:200] or 'none'}")
+        stage = STAGE_NAMES.get(finding.stage, finding.stage)
+        title = f"[AMD][{arch}] {'compile hang' if finding.verdict == 'timeout' else 'internal compiler error'} " \
+                f"in {stage}: {_short(finding.normalised or finding.message)}"
+        summary = (f"Compiling the kernel below for `{arch}` fails with an internal compiler error in {stage}, "
+                   f"not a diagnostic about the kernel.")
+        command = "python snippet.py"
+        expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
+                    f"\n\nActual:\n```\n{_tail(out)}\n```")
+        lang, ub = "python", ""
+        attachments["snippet.py"] = code
+    body = "\n".join([
+        BANNER.format(sig=finding.signature), "",
+        "## Summary", summary, "",
+        "## Reproducer", f"```{lang}\n{code.rstrip()}\n```", "",
+        "## Command", f"```sh\n{command}\n```",
+        f"Checked before this draft was written: {check}" + ("" if reproduced else
+                                                              " **(did not reproduce here: check by hand)**"), "",
+        "## Expected vs actual", expected, ub,
+        "## Bisection", _bisection(folder), "",
+        "## Environment", _environment(corpus, finding, [f"Python {sys.version.split()[0]}, "
+                                                         f"{sys.platform}"]), "",
+        "## How this was found",
+        f"Found by a fuzzer (gfxhound: random valid Triton kernels, compiled for AMD targets and compared with a "
+        f"PyTorch reference); {finding.count} occurrence(s) across {len(examples)} kernel(s) since "
+        f"{finding.first_seen[:10]}. The kernel was shrunk automatically; signature `{finding.signature}`."])
+    return Draft(TRITON, title, body, reproduced, check, attachments)
+
+
+def _llvm(corpus, finding, folder, python, timeout, env) -> Draft:
+    reduced = folder / "reduced" / "llvm-ir"
+    ll = (reduced / "reduced.ll").read_text()
+    info = json.loads((reduced / "reduce.json").read_text())
+    command = list(info["command"])
+    llc = command[0] if Path(command[0]).exists() else "llc"
+    flags = [a for a in command[1:-1]]
+    arch = next((a.split("=", 1)[1] for a in flags if a.startswith("-mcpu=")), finding.targets[0])
+    with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
+        (Path(tmp) / "reduced.ll").write_text(ll)
+        rc, out, ended = _run([llc, *flags, "reduced.ll"], tmp, timeout)
+        version = _run([llc, "--version"], tmp, 60)[1]
+    first = next((line for line in out.splitlines() if "LLVM ERROR" in line or "Assertion" in line), "")
+    reproduced = bool(rc != 0 and first and normalise(first.strip()) in finding.normalised)
+    check = f"`llc {' '.join(flags)} reduced.ll` ended {ended}: {first.strip()[:200] or 'no crash'}"
+    llvm_version = re.search(r"LLVM version (\S+)", version)
+    title = f"[AMDGPU] {_short(first.strip() or finding.normalised)} ({arch})"
+    body = "\n".join([
+        BANNER.format(sig=finding.signature), "",
+        f"`llc` crashes on the IR below for `{arch}`. The IR was produced by Triton's AMD backend for a "
+        f"fuzzer-generated kernel and reduced with `llvm-reduce`, keeping the same failure.", "",
+        "## Test case", f"```llvm\n{ll.rstrip()}\n```", "",
+        "## Command", f"```sh\nllc {' '.join(flags)} reduced.ll\n```",
+        f"Checked before this draft was written: {check}" + ("" if reproduced else
+                                                              " **(did not reproduce here: check by hand)**"), "",
+        "## Output", f"```\n{_tail(out, 30)}\n```", "",
+        "## Bisection", _bisection(folder), "",
+        "## Environment",
+        f"- llc: {('LLVM ' + llvm_version.group(1)) if llvm_version else 'unknown'} "
+        f"({'assertions on' if 'Optimized build with assertions' in version else 'release build'})",
+        f"- Seen through: {', '.join(finding.toolchains)}", "",
+        "## How this was found",
+        f"Found by a fuzzer (gfxhound) on Triton-generated AMDGPU IR; reduced automatically ({info.get('lines_before')}"
+        f" -> {info.get('lines_after')} lines) with `llvm-reduce`. Not yet checked against llvm-project main."])
+    return Draft(LLVM, title, body, reproduced, check, {"reduced.ll": ll})
+
+
+def write(draft: Draft, out_dir: Path) -> Path:
+    """<out>/draft.md plus its attachments, each written atomically."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    files = {"draft.md": draft.markdown() + f"\n\n<!-- drafted {stamp}; reproduced: {draft.reproduced} -->\n",
+             **draft.attachments}
+    for name, text in files.items():
+        tmp = out_dir / f".{name}.tmp"
+        tmp.write_text(text)
+        tmp.replace(out_dir / name)
+    return out_dir / "draft.md"

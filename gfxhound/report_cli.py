@@ -1,0 +1,181 @@
+"""`gfxhound report` (issue drafts) and `gfxhound triage` (the known upstream issues that deduplicate them)."""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+
+def add_report(sub):
+    rep = sub.add_parser("report", help="write an issue draft for a finding (never filed automatically)")
+    rep.add_argument("id", help="the finding (a prefix of its signature)")
+    rep.add_argument("--upstream", choices=["triton", "llvm"], help="default: llvm when a reduced .ll crashes llc")
+    rep.add_argument("--out", help="where the draft goes (default: corpus/<signature>/draft)")
+    rep.add_argument("--corpus", default="corpus")
+    rep.add_argument("--triage", help="known upstream issues (default: <corpus>/triage.json)")
+    rep.add_argument("--force", action="store_true", help="draft even when a known issue covers the finding")
+    rep.add_argument("--timeout", type=float, default=600, help="seconds the reproduction check may take")
+    rep.add_argument("--python", default=sys.executable,
+                     help="check the reproducer under this interpreter (a venv with the Triton that has the bug)")
+    rep.add_argument("--json", action="store_true")
+    rep.set_defaults(func=cmd_report)
+    tri = sub.add_parser("triage", help="the upstream issues already known (deduplicates drafts)")
+    tri.add_argument("action", choices=["list", "add"])
+    tri.add_argument("id", nargs="?", help="with add: the finding the issue covers")
+    tri.add_argument("--issue", help="OWNER/REPO#NUMBER or the issue's URL")
+    tri.add_argument("--title", default="")
+    tri.add_argument("--state", default="reported", choices=["reported", "invalid", "wontfix", "fixed"])
+    tri.add_argument("--match", help="a regex on normalised messages, instead of the finding's signature")
+    tri.add_argument("--fixed-in", dest="fixed_in", help="with --state fixed: the toolchain with the fix")
+    tri.add_argument("--corpus", default="corpus")
+    tri.add_argument("--triage", help="default: <corpus>/triage.json")
+    tri.set_defaults(func=cmd_triage)
+
+
+def _triage(args):
+    from gfxhound.cli import UserError
+    from gfxhound.triage import Triage, TriageError
+    try:
+        return Triage(Path(args.triage) if args.triage else Path(args.corpus) / "triage.json")
+    except TriageError as exc:
+        raise UserError(str(exc)) from None
+
+
+def cmd_report(args):
+    from gfxhound import drafts
+    from gfxhound.cli import UserError, _default_lld
+    from gfxhound.corpus_store import Corpus
+    corpus = Corpus(args.corpus)
+    finding = corpus.get(args.id)
+    known = _triage(args).known(finding)
+    if known and not args.force:
+        print(f"{finding.signature}: known upstream as {known.url} ({known.state}): no draft (--force writes one)")
+        return 0
+    if finding.verdict not in ("ice", "timeout", "miscompile", "runtime_fault", "nondeterministic"):
+        raise UserError(f"{finding.signature} is {finding.verdict}: only compiler bugs get drafts")
+    upstream = {"triton": drafts.TRITON, "llvm": drafts.LLVM}.get(args.upstream)
+    folder = corpus.path(finding.signature)
+    if upstream == drafts.LLVM and not (folder / "reduced" / "llvm-ir" / "reduced.ll").exists():
+        raise UserError(f"{finding.signature} has no reduced LLVM IR: run `gfxhound reduce {finding.signature[:8]} "
+                        f"--level llvm-ir` first, or draft for Triton")
+    env = {"TRITON_HIP_LLD_PATH": _default_lld()} if _default_lld() else {}
+    draft = drafts.build(corpus, finding, upstream, python=args.python, timeout=args.timeout, env=env)
+    path = drafts.write(draft, Path(args.out) if args.out else folder / "draft")
+    if args.json:
+        print(json.dumps({"signature": finding.signature, "upstream": draft.upstream, "title": draft.title,
+                          "reproduced": draft.reproduced, "check": draft.check, "draft": str(path),
+                          "attachments": sorted(draft.attachments)}, indent=1))
+    else:
+        state = {True: "reproduced", False: "DID NOT REPRODUCE", None: "not checked here"}[draft.reproduced]
+        print(f"{draft.upstream}: {draft.title}\n  {state}: {draft.check[:160]}\n  {path}")
+    return 0 if draft.reproduced is not False else 1
+
+
+def cmd_triage(args):
+    from gfxhound.cli import UserError
+    from gfxhound.corpus_store import Corpus
+    from gfxhound.triage import KnownIssue, TriageError, parse_issue_ref
+    triage = _triage(args)
+    if args.action == "list":
+        corpus = Corpus(args.corpus)
+        findings = corpus.findings()
+        for issue in triage.issues:
+            covered = [f.signature[:8] for f in findings if issue.covers(f)]
+            print(f"{issue.repo}#{issue.number} [{issue.state}] {issue.title} -> "
+                  f"{', '.join(covered) or 'no finding here'}")
+        if not triage.issues:
+            print(f"no known issues in {triage.path}", file=sys.stderr)
+        return 0
+    if not args.issue or not (args.id or args.match):
+        raise UserError("triage add needs --issue OWNER/REPO#N and a finding ID (or --match REGEX)")
+    try:
+        repo, number = parse_issue_ref(args.issue)
+        signature = Corpus(args.corpus).get(args.id).signature if args.id else None
+        triage.add(KnownIssue(repo, number, args.title, args.state, signature, args.match, "", args.fixed_in))
+    except TriageError as exc:
+        raise UserError(str(exc)) from None
+    print(f"{repo}#{number} [{args.state}] recorded in {triage.path}")
+    return 0
+
+
+def add_verify(sub):
+    ver = sub.add_parser("verify", help="replay open findings on a toolchain: fixed / still failing / cannot test")
+    ver.add_argument("ids", nargs="*", help="findings (signature prefixes; default: every open one)")
+    ver.add_argument("--triton", help="a published release to verify on (its venv comes from the bisect cache)")
+    ver.add_argument("--python", help="or an interpreter with the Triton to verify (a local build)")
+    ver.add_argument("--no-bisect", dest="bisect", action="store_false",
+                     help="do not bisect the releases to name where a fixed finding was fixed")
+    ver.add_argument("--cache", help="the venv cache (default: $GFXHOUND_CACHE/venvs)")
+    ver.add_argument("--only-cached", dest="only_cached", action="store_true",
+                     help="bisect only over releases whose venvs are cached (no downloads)")
+    ver.add_argument("--timeout", type=float, default=600, help="seconds one repro run may take")
+    ver.add_argument("--corpus", default="corpus")
+    ver.add_argument("--json", action="store_true")
+    ver.set_defaults(func=cmd_verify)
+
+
+def cmd_verify(args):
+    from gfxhound import verify
+    from gfxhound.bisect.core import BisectError
+    from gfxhound.bisect.releases import ReleaseError, VenvCache, available_versions, version_key
+    from gfxhound.cli import UserError, _cache_dir, _default_lld
+    from gfxhound.corpus_store import Corpus
+    if bool(args.triton) == bool(args.python):
+        raise UserError("verify on one toolchain: --triton X.Y.Z (a release) or --python PATH (e.g. a local build)")
+    corpus = Corpus(args.corpus)
+    findings = [corpus.get(i) for i in args.ids] if args.ids else verify.open_findings(corpus)
+    cache = VenvCache(Path(args.cache).expanduser() if args.cache else Path(_cache_dir()) / "venvs")
+    env = {"PYTHONWARNINGS": "ignore"}
+    if _default_lld():
+        env["TRITON_HIP_LLD_PATH"] = _default_lld()
+    log = (lambda line: print(f"  {line}", file=sys.stderr))
+    versions = []
+    if args.triton:
+        try:
+            versions = [v for v in available_versions() if re.fullmatch(r"\d+(\.\d+)*", v)]
+        except ReleaseError as exc:
+            if not args.only_cached:
+                raise UserError(str(exc)) from None
+        if args.only_cached:
+            versions = sorted({p.name[len("triton-"):] for p in cache.root.glob("triton-*") if
+                               cache.ready(p.name[len("triton-"):])}, key=version_key)
+        if args.triton not in versions:
+            raise UserError(f"--triton {args.triton}: not a published release"
+                            + (" in the cache (--only-cached)" if args.only_cached else ""))
+        try:
+            python = cache.ensure(args.triton, log=log)
+        except ReleaseError as exc:
+            raise UserError(str(exc)) from None
+        toolchain = f"triton-{args.triton}"
+    else:
+        python = Path(args.python).expanduser()
+        if not python.exists():
+            raise UserError(f"--python {args.python}: no such interpreter")
+        from gfxhound.bisect.probe import run_probe
+        outcome, version = run_probe([python, "-c", "import triton; print(triton.__version__)"], 120)
+        toolchain = f"triton-{version}" if outcome == "absent" else f"python {args.python}"
+    results = []
+    for finding in findings:
+        result = verify.check(corpus, finding, python, toolchain, args.timeout, env)
+        if result.outcome == verify.FIXED and args.triton and args.bisect:
+            try:
+                result.bisect = verify.name_the_fix(
+                    corpus, finding, args.triton, versions, lambda v: cache.ensure(v, log=log), args.timeout, env)
+                result.fixed_in = result.bisect["first_new"]
+                corpus.write_bisect(finding.signature, result.bisect)
+            except (BisectError, ReleaseError) as exc:
+                log(f"{finding.signature}: fixed, but the fix cannot be bisected: {exc}")
+        status = {verify.FIXED: "fixed", verify.STILL: "open"}.get(result.outcome)
+        corpus.write_verify(finding.signature, result.entry(), status)
+        results.append(result)
+        if not args.json:
+            print(f"{finding.signature} {finding.verdict:<10} {result.outcome:<14}"
+                  + (f" fixed in triton {result.fixed_in}" if result.fixed_in else "")
+                  + f"  {finding.message[:70]}")
+    if args.json:
+        print(json.dumps([dict(r.entry(), signature=r.signature) for r in results], indent=1))
+    else:
+        counts = {o: sum(r.outcome == o for r in results) for o in (verify.FIXED, verify.STILL, verify.CANNOT)}
+        print(f"{toolchain}: " + ", ".join(f"{n} {o}" for o, n in counts.items()))
+    return 0
