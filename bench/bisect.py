@@ -6,6 +6,8 @@ time is printed as a ratio to the first (target <= 0.2):
 - Triton releases 3.4.0..3.9.0 (real wheels): the crash eaa29264 (fixed in 3.9.0, a fix bisection), then the
   frontend miscompile 03cc1f52 (since 3.5.0, a regression). Cold means an empty venv cache: pass --cache DIR to
   reuse one (then both runs are warm, and the ratio says so).
+  Run twice: without prefetching, and with it (the default: while a probe runs, the venvs the next step may need
+  are built in the background, so a later bisection over the range finds more of them).
 - Commits L0..L9 of the synthetic llvm-project of the tests (real CMake/Ninja builds), two different .ll inputs.
 
 Run: .venv/bin/python -P bench/bisect.py [--cache DIR] [--skip-releases]
@@ -48,14 +50,16 @@ def report(name: str, runs: list):
     return ratio
 
 
-def releases(cache: Path, scratch: Path):
-    corpus = scratch / "corpus"
+def releases(cache: Path, scratch: Path, prefetch: bool):
+    corpus = scratch / f"corpus-{prefetch}"
     shutil.copytree(ROOT / "corpus" / "eaa292644627f3a9", corpus / "eaa292644627f3a9")
-    common = ["--triton", "3.4.0..3.9.0", "--cache", str(cache), "--json"]
+    common = ["--triton", "3.4.0..3.9.0", "--cache", str(cache), "--json"] + ([] if prefetch else ["--no-prefetch"])
     first, t1 = timed([GFXHOUND, "bisect", "eaa29264", "--fix", "--corpus", str(corpus), *common])
     second, t2 = timed([GFXHOUND, "bisect", "--repro", str(ROOT / "corpus" / "03cc1f52451e1522" / "minimal.py"),
                         *common])
-    return report("Triton releases 3.4.0..3.9.0", [
+    from gfxhound.bisect.releases import VenvCache
+    VenvCache(cache).wait_idle()  # a prefetch still running belongs to no measured run; let it end before cleanup
+    return report(f"Triton releases 3.4.0..3.9.0, {'with' if prefetch else 'without'} prefetching", [
         ("eaa29264 (crash; --fix)", first, t1, f"{len(first['venvs_built'])} venvs in {first['venv_seconds']} s"),
         ("03cc1f52 minimal.py (miscompile; regression)", second, t2,
          f"{len(second['venvs_built'])} venvs in {second['venv_seconds']} s")])
@@ -85,7 +89,8 @@ def main():
         scratch = Path(tmp)
         commits(scratch)
         if not args.skip_releases:
-            releases(Path(args.cache) if args.cache else scratch / "venvs", scratch)
+            for prefetch in (False, True):
+                releases(Path(args.cache) if args.cache else scratch / f"venvs-{prefetch}", scratch, prefetch)
 
 
 if __name__ == "__main__":

@@ -66,9 +66,10 @@ def majority(runs: list) -> str:
 
 
 def bisect(candidates: list, probe, mode: str = "regression", known: dict | None = None, on_probe=None,
-           repeat: int = 1) -> BisectResult:
+           repeat: int = 1, ahead=None) -> BisectResult:
     """`probe(candidate) -> (outcome, detail)`; `known` holds earlier probes (resuming), `on_probe(probe, step)` is
-    called after every new probe (progress, saving state)."""
+    called after every new probe (progress, saving state); `ahead(candidates)` is told, before a probe runs, the
+    candidates the step after it may need (either answer), so their environments can be prepared meanwhile."""
     if len(candidates) < 2:
         raise BisectError("the range holds fewer than two candidates")
     old, new = (ABSENT, PRESENT) if mode == "regression" else (PRESENT, ABSENT)
@@ -111,6 +112,9 @@ def bisect(candidates: list, probe, mode: str = "regression", known: dict | None
         if not untested:
             break  # only skips between lo and hi: the answer is the range
         i = min(untested, key=lambda k: (abs(k - middle), k))
+        if ahead:
+            ahead([candidates[j] for j in (_next_index(lo, i, candidates, probes),
+                                           _next_index(i, hi, candidates, probes)) if j is not None])
         outcome = state(i)
         if outcome == old:
             lo = i
@@ -125,6 +129,12 @@ def bisect(candidates: list, probe, mode: str = "regression", known: dict | None
     if between:
         confidence *= 1.0 / (len(between) + 1)  # the culprit is any of the untested ones or hi
     return BisectResult(mode, list(candidates), candidates[hi], candidates[lo], between, used, confidence)
+
+
+def _next_index(lo: int, hi: int, candidates: list, probes: dict):
+    """The candidate bisect would probe next between lo and hi (None when none is left)."""
+    untested = [k for k in range(lo + 1, hi) if candidates[k] not in probes]
+    return min(untested, key=lambda k: (abs(k - (lo + hi) / 2), k)) if untested else None
 
 
 class ProbeLog:

@@ -100,10 +100,59 @@ class VenvCache:
             self.build_seconds += time.time() - start
         return self.python(version)
 
+    def wait_idle(self):
+        """Wait for every build in progress (a prefetch in the background) to finish."""
+        for lock_path in sorted(self.root.glob(".lock-*")):
+            with open(lock_path) as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+
     def clear(self):
+        if self.root.exists():
+            self.wait_idle()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
 def run_repro(python: Path, script: Path, timeout: float, expect: str | None = None, env: dict | None = None):
     """One probe of a release: the repro script under that release's interpreter (see probe.judge)."""
     return run_probe([python, script], timeout, expect, env, cwd=script.parent)
+
+
+class Prefetcher:
+    """Builds the venvs of the releases the next step may probe (both answers) while the current probe runs, in a
+    detached process (`python -m gfxhound.bisect.releases ROOT VERSION`), one at a time: the bisection rarely
+    waits for pip, and the cache is warm for the next bisection over the same range. The build takes the cache's
+    lock, so a probe that needs that release waits for it, and it outlives this process: nothing is left
+    half-built, and nothing here waits for a build nobody asked for."""
+
+    def __init__(self, cache: VenvCache, log=None, python: str = sys.executable):
+        self.cache, self.log, self.python = cache, log, python
+        self.pending, self.asked, self.running = [], set(), None
+
+    def __call__(self, versions: list):
+        for version in versions:
+            if version not in self.asked and not self.cache.ready(version):
+                self.asked.add(version)
+                self.pending.append(version)
+        if self.running is not None and self.running.poll() is None:
+            return  # one at a time: the probes need the other core
+        while self.pending:
+            version = self.pending.pop(0)
+            if self.cache.ready(version):
+                continue
+            if self.log:
+                self.log(f"building the venv for triton {version} ahead, in the background")
+            self.cache.root.mkdir(parents=True, exist_ok=True)
+            self.running = subprocess.Popen([self.python, "-m", "gfxhound.bisect.releases", str(self.cache.root),
+                                             version], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                            start_new_session=True)
+            return
+
+    def close(self):
+        pass  # a running build finishes on its own (see above)
+
+
+if __name__ == "__main__":  # the prefetch of one release: python -m gfxhound.bisect.releases ROOT VERSION
+    try:
+        VenvCache(Path(sys.argv[1])).ensure(sys.argv[2])
+    except ReleaseError:
+        sys.exit(1)

@@ -28,6 +28,8 @@ def add_arguments(bis):
     rel.add_argument("--triton", help="the release range, OLD..NEW (e.g. 3.4.0..3.9.0)")
     rel.add_argument("--only-cached", dest="only_cached", action="store_true",
                      help="bisect over the releases whose venvs are already cached (no downloads)")
+    rel.add_argument("--no-prefetch", dest="prefetch", action="store_false",
+                     help="do not build the venvs the next step may need while a probe runs")
     llvm = bis.add_argument_group("LLVM releases (llc)")
     llvm.add_argument("--llc", help="llc versions: installed majors OLD..NEW (15..22) or llc paths a,b,c oldest "
                                     "first")
@@ -190,8 +192,15 @@ def _releases(args):
         known[p.candidate] = p
         log.save(known)
 
-    result = bisect(candidates, lambda v: probe_script(v, script), mode=mode, on_probe=save_state,
-                    repeat=args.repeat, known=known)
+    from gfxhound.bisect.releases import Prefetcher
+    ahead = Prefetcher(cache, log=lambda line: print(f"  {line} [ahead]", file=sys.stderr)) \
+        if args.prefetch and not args.only_cached else None
+    try:
+        result = bisect(candidates, lambda v: probe_script(v, script), mode=mode, on_probe=save_state,
+                        repeat=args.repeat, known=known, ahead=ahead)
+    finally:
+        if ahead:
+            ahead.close()
     log.done()  # finished: the record below replaces the saved probes
     shown = str(script.relative_to(corpus.path(finding.signature))) if finding else script.name  # no local paths
     data = result.to_json()

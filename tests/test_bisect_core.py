@@ -76,3 +76,15 @@ def test_ends_that_do_not_differ_are_refused():
     with pytest.raises(BisectError):
         bisect(["only"], probe)
     assert Probe("x", PRESENT, [PRESENT, ABSENT, PRESENT]).agreement == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("k", [1, 5, 12])
+def test_the_candidates_told_ahead_include_every_next_probe(k):
+    """Prefetching (release venvs) is told, before each probe, both candidates the next step may need."""
+    probe, calls = regression_at(k)
+    told = []
+    bisect(RELEASES, probe, ahead=lambda names: told.append(list(names)))
+    interior = calls[2:]  # after the two ends
+    assert len(told) == len(interior)
+    for announced, following in zip(told, interior[1:]):
+        assert following in announced and len(announced) <= 2
