@@ -93,7 +93,7 @@ def cmd_fuzz(args):
             raise UserError(f"planted bug {args.plant} needs a GPU (--backend device): the interpreter runs each "
                             "program as one thread, so it has no barrier to miss")
     config = CampaignConfig(plant=args.plant, backend=args.backend, llc=llc, targets=targets, corpus=args.corpus, seconds=seconds, kernels=kernels,
-                            workers=args.workers, seed=args.seed, timeout=args.timeout, max_ops=args.max_ops,
+                            workers=args.workers, seed=_shard_seed(args.seed, args.shard), timeout=args.timeout, max_ops=args.max_ops,
                             worker_env=env, caps_cache=_cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld")
     console = Console(stderr=True)
     campaign = Campaign(config, on_progress=_progress_printer(console, config) if not args.quiet else None)
@@ -149,9 +149,28 @@ def _print_summary(console, summary):
             console.print(f"  {count} x {message}", highlight=False)
 
 
+def _shard_seed(seed: int, shard: str) -> int:
+    """Shard I of N runs seed * N + I: the N shards of one seed never share a generator stream."""
+    try:
+        index, count = (int(x) for x in shard.split("/"))
+        assert 0 <= index < count
+    except (ValueError, AssertionError):
+        raise UserError(f"--shard {shard!r}: give I/N with 0 <= I < N, e.g. 0/4") from None
+    return seed * count + index
+
+
 def cmd_corpus(args):
     from gfxhound.corpus_store import Corpus
     corpus = Corpus(args.corpus)
+    if args.action == "merge":
+        if not args.id:
+            raise UserError("'gfxhound corpus merge SRC' needs the corpus to merge in (a directory)")
+        source = Corpus(args.id)
+        if not source.root.is_dir():
+            raise UserError(f"corpus merge: {args.id} is not a directory")
+        added, merged = corpus.merge_from(source)
+        print(f"merged {args.id} into {corpus.root}: {added} new finding(s), {merged} merged")
+        return 0
     if args.action == "list":
         rows = [{"id": f.signature, "verdict": f.verdict, "stage": f.stage, "count": f.count,
                  "targets": f.targets, "toolchains": f.toolchains, "status": f.status,
@@ -493,6 +512,8 @@ def build_parser():
     fuzz.add_argument("--budget", default="2m", help="duration (10m, 90s) or kernel count (5000)")
     fuzz.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     fuzz.add_argument("--seed", type=int, default=0)
+    fuzz.add_argument("--shard", default="0/1", help="I/N: this machine's share of a campaign over N machines "
+                      "(disjoint seeds; merge the corpora afterwards with 'gfxhound corpus merge')")
     fuzz.add_argument("--corpus", default="corpus")
     fuzz.add_argument("--timeout", type=float, default=60.0, help="seconds per compile before it is a timeout")
     fuzz.add_argument("--max-ops", type=int, default=24)
@@ -503,7 +524,7 @@ def build_parser():
     fuzz.add_argument("--quiet", action="store_true")
     fuzz.set_defaults(func=cmd_fuzz)
     corpus = sub.add_parser("corpus", help="list, show or replay findings")
-    corpus.add_argument("action", choices=["list", "show", "replay"])
+    corpus.add_argument("action", choices=["list", "show", "replay", "merge"])
     corpus.add_argument("id", nargs="?")
     corpus.add_argument("--corpus", default="corpus")
     corpus.add_argument("--json", action="store_true")
@@ -543,9 +564,11 @@ def build_parser():
     from gfxhound.bisect_cli import add_arguments, cmd_bisect
     add_arguments(bis)
     bis.set_defaults(func=cmd_bisect)
-    from gfxhound.report_cli import add_report, add_verify
+    from gfxhound.report_cli import add_nightly, add_perf, add_report, add_verify
     add_report(sub)
     add_verify(sub)
+    add_perf(sub)
+    add_nightly(sub)
     return parser
 
 

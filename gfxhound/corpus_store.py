@@ -315,6 +315,10 @@ class Corpus:
         bisect.json are derived data and are not copied. Returns (signatures added, signatures merged)."""
         if other.root.resolve() == self.root.resolve():
             raise CorpusError(f"corpus at {self.root}: cannot merge a corpus into itself")
+        for tool in sorted((other.root / "toolchains").glob("*.json")):  # what the toolchain ids name
+            mine_tool = self.root / "toolchains" / tool.name
+            if not mine_tool.exists():
+                self.write_toolchain(json.loads(tool.read_text()))
         theirs = other.findings()
         added = merged = 0
         with self._locked():

@@ -179,3 +179,112 @@ def cmd_verify(args):
         counts = {o: sum(r.outcome == o for r in results) for o in (verify.FIXED, verify.STILL, verify.CANNOT)}
         print(f"{toolchain}: " + ", ".join(f"{n} {o}" for o, n in counts.items()))
     return 0
+
+
+def add_perf(sub):
+    perf = sub.add_parser("perf", help="compile time and resources of a fixed kernel set, on two toolchains")
+    perf.add_argument("action", choices=["measure", "compare", "make-set"])
+    perf.add_argument("files", nargs="*", help="compare: OLD.json NEW.json")
+    perf.add_argument("--set", default="corpus/perfset", help="the kernel set (spec.json files and caps.json)")
+    perf.add_argument("--python", default=sys.executable, help="measure: the interpreter whose Triton to measure")
+    perf.add_argument("--target", help="measure: compile for this arch instead of the set's")
+    perf.add_argument("--repeat", type=int, default=3, help="measure: compiles a kernel (the median counts)")
+    perf.add_argument("--out", help="measure: write the figures here (JSON)")
+    perf.add_argument("--caps", help="make-set: the capabilities to render with (the oldest toolchain's)")
+    perf.add_argument("--count", type=int, default=16)
+    perf.add_argument("--seed", type=int, default=0)
+    perf.add_argument("--with-python", dest="with_python", action="append", default=[],
+                      help="make-set: keep kernels this interpreter compiles too (repeatable)")
+    perf.add_argument("--json", action="store_true")
+    perf.set_defaults(func=cmd_perf)
+
+
+def cmd_perf(args):
+    from gfxhound import perf
+    from gfxhound.cli import UserError, _default_lld
+    env = {"TRITON_HIP_LLD_PATH": _default_lld()} if _default_lld() else {}
+    try:
+        if args.action == "measure":
+            result = perf.measure(args.python, perf.render_set(Path(args.set), args.target), args.repeat, env=env)
+            if args.out:
+                Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+            print(json.dumps(result, indent=1) if args.json else perf.summary(result))
+            return 0
+        if args.action == "make-set":
+            if not args.caps:
+                raise UserError("make-set needs --caps CAPS.json (the oldest toolchain's capabilities)")
+            kept = perf.make_set(Path(args.caps), Path(args.set), args.count, args.seed,
+                                 [args.python] + args.with_python, log=lambda line: print(line, file=sys.stderr),
+                                 env=env)
+            print(f"{len(kept)} kernels in {args.set}")
+            return 0
+        if len(args.files) != 2:
+            raise UserError("perf compare OLD.json NEW.json")
+        old, new = (json.loads(Path(f).read_text()) for f in args.files)
+    except (perf.PerfError, FileNotFoundError, ValueError) as exc:
+        raise UserError(str(exc).splitlines()[0]) from None
+    found = perf.compare(old, new)
+    if args.json:
+        print(json.dumps({"regressions": found, "newly_failing": perf.newly_failing(old, new)}, indent=1))
+    else:
+        for r in found:
+            print(f"{r['kernel']} {r['metric']}: {r['old']} -> {r['new']} (+{r['growth']:.0%})")
+        print(f"{old['toolchain']} -> {new['toolchain']}: {len(found)} regressions")
+    return 1 if found else 0
+
+
+def add_nightly(sub):
+    n = sub.add_parser("nightly", help="the nightly run: shards, triage, drafts, fixes, perf, JUnit and HTML")
+    n.add_argument("--targets", default="gfx942", help="comma-separated AMD archs")
+    n.add_argument("--budget", default="10m", help="each shard's campaign budget (duration or kernel count)")
+    n.add_argument("--shards", type=int, default=1, help="campaign shards run in parallel (disjoint seeds)")
+    n.add_argument("--workers", type=int, default=None, help="compile workers in all (default: the cores)")
+    n.add_argument("--seed", type=int, help="default: the date (a new part of the space every night)")
+    n.add_argument("--backend", default="compile", choices=["compile", "interpret", "device"])
+    n.add_argument("--out", default="nightly", help="<out>/<date>/ gets night.json, junit.xml, summary.html, "
+                   "drafts/; <out>/history.json the trend")
+    n.add_argument("--corpus", default="corpus", help="the long-lived corpus the shards merge into")
+    n.add_argument("--triage", help="known upstream issues (default: <corpus>/triage.json)")
+    n.add_argument("--reproductions", type=int, default=3, help="k: a new finding is reported after k of k")
+    n.add_argument("--previous-triton", dest="previous_triton",
+                   help="the previous release: bisect new findings over PREVIOUS..CURRENT")
+    n.add_argument("--previous-python", dest="previous_python",
+                   help="the previous toolchain's interpreter: the perf baseline")
+    n.add_argument("--perf-set", dest="perf_set", help="the kernel set for compile time and resources "
+                   "(e.g. corpus/perfset)")
+    n.add_argument("--reduce-seconds", dest="reduce_s", type=float, default=600)
+    n.add_argument("--no-bisect", dest="bisect", action="store_false")
+    n.add_argument("--stage-timeout", dest="stage_timeout", type=float, default=3600)
+    n.add_argument("--date", help="the night's name (default: today, UTC)")
+    n.add_argument("--json", action="store_true")
+    n.set_defaults(func=cmd_nightly)
+
+
+def cmd_nightly(args):
+    import os
+
+    from gfxhound.cli import UserError
+    from gfxhound.nightly import Night, NightConfig
+    if args.shards < 1 or args.reproductions < 1:
+        raise UserError("--shards and --reproductions must be 1 or more")
+    if args.previous_python and not Path(args.previous_python).exists():
+        raise UserError(f"--previous-python {args.previous_python}: no such interpreter")
+    config = NightConfig(out=Path(args.out), corpus=Path(args.corpus), targets=args.targets.split(","),
+                         budget=args.budget, shards=args.shards, workers=args.workers or os.cpu_count() or 1,
+                         seed=args.seed, backend=args.backend, reproductions=args.reproductions,
+                         previous_python=args.previous_python, previous_triton=args.previous_triton,
+                         reduce_s=args.reduce_s, bisect=args.bisect,
+                         perf_set=Path(args.perf_set) if args.perf_set else None,
+                         triage=Path(args.triage) if args.triage else None, stage_timeout=args.stage_timeout)
+    if args.date:
+        config.date = args.date
+    night = Night(config, log=lambda line: print(f"nightly: {line}", file=sys.stderr)).run()
+    if args.json:
+        print(json.dumps(night, indent=1))
+    else:
+        states = [f["state"] for f in night["findings"]]
+        print(f"{night['date']}: {night['campaign']['kernels']} kernels; {states.count('new')} new, "
+              f"{states.count('known')} known, {states.count('flaky')} flaky, {len(night['fixed'])} fixed, "
+              f"{len(night['perf'])} perf regressions, {len(night['errors'])} harness errors\n"
+              f"  {Path(args.out) / night['date']}/summary.html")
+    return 0
