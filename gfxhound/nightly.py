@@ -39,6 +39,7 @@ class NightConfig:
     perf_set: Path | None = None
     triage: Path | None = None
     stage_timeout: float = 3600
+    from_shards: list = field(default_factory=list)  # shard corpora made elsewhere (CI matrix jobs): no campaign
     date: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%d"))
 
 
@@ -67,7 +68,13 @@ class Night:
         return proc.returncode, proc.stdout
 
     def campaign(self):
-        """The shards run in parallel, each into its own corpus, then merge into the long-lived one."""
+        """The shards run in parallel, each into its own corpus (or arrive from CI matrix jobs, each with the
+        `gfxhound fuzz --json` summary beside it as summary.json), then merge into the long-lived one."""
+        if self.c.from_shards:
+            shard_dirs = [Path(d) for d in self.c.from_shards]
+            summaries = [json.loads((d / "summary.json").read_text()) for d in shard_dirs
+                         if (d / "summary.json").exists()]
+            return self._merge(shard_dirs, summaries)
         seed = self.c.seed if self.c.seed is not None else int(self.c.date.replace("-", ""))
         workers = max(1, self.c.workers // self.c.shards)
         procs = []
@@ -91,6 +98,9 @@ class Night:
                 shard_dirs.append(shard)
             else:
                 self.record["errors"].append(f"shard {i}: {(err.strip().splitlines() or ['no output'])[-1][:200]}")
+        return self._merge(shard_dirs, summaries)
+
+    def _merge(self, shard_dirs: list, summaries: list):
         from gfxhound.corpus_store import Corpus
         corpus = Corpus(self.c.corpus)
         before = {f.signature for f in corpus.findings()}

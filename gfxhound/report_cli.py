@@ -256,6 +256,9 @@ def add_nightly(sub):
     n.add_argument("--no-bisect", dest="bisect", action="store_false")
     n.add_argument("--stage-timeout", dest="stage_timeout", type=float, default=3600)
     n.add_argument("--date", help="the night's name (default: today, UTC)")
+    n.add_argument("--from-shards", dest="from_shards", nargs="+", default=[],
+                   help="shard corpora made by CI matrix jobs (each with summary.json): merge and triage them "
+                        "instead of running a campaign")
     n.add_argument("--json", action="store_true")
     n.set_defaults(func=cmd_nightly)
 
@@ -275,7 +278,8 @@ def cmd_nightly(args):
                          previous_python=args.previous_python, previous_triton=args.previous_triton,
                          reduce_s=args.reduce_s, bisect=args.bisect,
                          perf_set=Path(args.perf_set) if args.perf_set else None,
-                         triage=Path(args.triage) if args.triage else None, stage_timeout=args.stage_timeout)
+                         triage=Path(args.triage) if args.triage else None, stage_timeout=args.stage_timeout,
+                         from_shards=args.from_shards)
     if args.date:
         config.date = args.date
     night = Night(config, log=lambda line: print(f"nightly: {line}", file=sys.stderr)).run()

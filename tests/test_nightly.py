@@ -104,3 +104,27 @@ def test_a_finding_that_reproduces_k_minus_1_of_k_times_is_flaky(tmp_path):
     [entry] = night.record["findings"]
     assert (entry["state"], entry["reproductions"], entry["flaky_rate"]) == ("flaky", "2/3", 0.667)
     assert entry["draft"] is None  # flaky: listed, not drafted
+
+
+def test_shard_corpora_from_ci_jobs_merge_with_no_duplicate_and_no_loss(tmp_path):
+    """Matrix jobs hand over shard corpora (each with its fuzz summary); the same signature in two shards merges
+    into one finding whose count is the sum and whose examples are the union."""
+    shards = []
+    for i, sigs in enumerate([("eaa292644627f3a9", "28f1b1b801f666bf"), ("eaa292644627f3a9",)]):
+        shard = tmp_path / f"shard-{i}"
+        for sig in sigs:
+            shutil.copytree(ROOT / "corpus" / sig, shard / sig)
+        (shard / "summary.json").write_text(json.dumps({"kernels": 50 + i, "duration_s": 10.0, "verdicts": {
+            "pass": 49 + i, "ice": 1}, "toolchain": "triton-3.9.0"}))
+        shards.append(shard)
+    night = Night(NightConfig(out=tmp_path / "out", corpus=tmp_path / "corpus", targets=["gfx942"],
+                              from_shards=[str(s) for s in shards], reproductions=1, reduce_s=0, bisect=False),
+                  log=lambda line: None)
+    corpus, tonight, new = night.campaign()
+    merged = {f.signature: f for f in corpus.findings()}
+    assert set(merged) == tonight == new == {"eaa292644627f3a9", "28f1b1b801f666bf"}
+    single = json.loads((ROOT / "corpus" / "eaa292644627f3a9" / "finding.json").read_text())["count"]
+    assert merged["eaa292644627f3a9"].count == 2 * single
+    assert {p.name for p in corpus.example_dirs("eaa292644627f3a9")} == \
+        {p.name for p in (ROOT / "corpus" / "eaa292644627f3a9" / "examples").iterdir()}
+    assert night.record["campaign"]["kernels"] == 101 and night.record["toolchain"] == "triton-3.9.0"
