@@ -92,8 +92,9 @@ def cmd_fuzz(args):
         if not PLANTS[args.plant].pattern:
             raise UserError(f"planted bug {args.plant} needs a GPU (--backend device): the interpreter runs each "
                             "program as one thread, so it has no barrier to miss")
-    config = CampaignConfig(plant=args.plant, backend=args.backend, llc=llc, targets=targets, corpus=args.corpus, seconds=seconds, kernels=kernels,
-                            workers=args.workers, seed=_shard_seed(args.seed, args.shard), timeout=args.timeout, max_ops=args.max_ops,
+    config = CampaignConfig(plant=args.plant, backend=args.backend, llc=llc, targets=targets, corpus=args.corpus,
+                            seconds=seconds, kernels=kernels, workers=args.workers,
+                            seed=_shard_seed(args.seed, args.shard), timeout=args.timeout, max_ops=args.max_ops,
                             worker_env=env, caps_cache=_cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld")
     console = Console(stderr=True)
     campaign = Campaign(config, on_progress=_progress_printer(console, config) if not args.quiet else None)

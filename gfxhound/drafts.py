@@ -202,7 +202,7 @@ def _triton(corpus, finding, folder, python, timeout, env) -> Draft:
     arch = consts.get("ARCH") or finding.targets[0]
     minimal = folder / "minimal.py"
     attachments = {"repro.py": repro_text}
-    if finding.verdict == "miscompile":
+    if finding.verdict in ("miscompile", "runtime_fault", "nondeterministic"):
         code = minimal.read_text() if minimal.exists() else (spec_dir / "kernel.py").read_text() \
             if (spec_dir / "kernel.py").exists() else consts.get("KERNEL") or _kernel_source(repro_text)
         interpret = "interpret" in json.dumps(json.loads((examples[0] / "run.json").read_text()).get("backend", ""))
@@ -212,12 +212,15 @@ def _triton(corpus, finding, folder, python, timeout, env) -> Draft:
         reproduced = True if code_rc == 1 else None if code_rc == 125 else False
         check = f"`python {check_script.name}{' --interpret' if len(argv) > 2 else ''}` with " \
                 f"{env['GFXHOUND_CHECKED_WITH']} exited {code_rc}: {_tail(out, 3)}"
-        title = f"[{arch}] wrong result: {finding.message[:100]}"
-        summary = (f"A kernel compiled for `{arch}` returns a wrong result: {finding.message}. The reference is "
-                   f"PyTorch on the CPU.")
+        what = {"miscompile": "wrong result", "runtime_fault": "runtime fault",
+                "nondeterministic": "nondeterministic result"}[finding.verdict]
+        title = f"[{arch}] {what}: {_short(finding.message)}"
+        summary = (f"A kernel compiled for `{arch}` gives a {what} when it runs: {finding.message}. The reference "
+                   f"is PyTorch on the CPU.")
         command = (f"python {check_script.name}" + (" --interpret" if len(argv) > 2 else "")
-                   + "   # exit 1 = wrong result, 0 = right, 125 = cannot test here")
-        expected = f"Expected: the values of the PyTorch reference.\n\nActual:\n```\n{_tail(out, 12)}\n```"
+                   + "   # exit 1 = the bug is present, 0 = absent, 125 = cannot test here")
+        wanted = "the kernel runs" + ("" if what == "runtime fault" else " and returns the reference's values")
+        expected = f"Expected: {wanted}.\n\nActual:\n```\n{_tail(out, 12)}\n```"
         lang = "python"
         ub = f"\n## No undefined behaviour\n{NO_UB}\n"
     else:

@@ -46,7 +46,9 @@ class NightConfig:
 class Night:
     def __init__(self, config: NightConfig, gfxhound: str | None = None, log=print):
         self.c = config
-        self.gfxhound = gfxhound or str(Path(sys.executable).parent / "gfxhound")
+        script = Path(sys.executable).parent / "gfxhound"  # else gfxhound is importable but not installed
+        self.gfxhound = [gfxhound] if gfxhound else [str(script)] if script.exists() else [sys.executable, "-m",
+                                                                                           "gfxhound"]
         self.dir = Path(config.out) / config.date
         self.log = log
         self.record = {"format": NIGHT_FORMAT, "date": config.date, "started": _now(), "targets": config.targets,
@@ -55,13 +57,13 @@ class Night:
     # --- stages -----------------------------------------------------------------------------------------------
     def _run(self, argv: list, what: str, timeout: float | None = None):
         """One stage: (returncode, stdout) or None, the failure recorded as a night error."""
-        cmd = [self.gfxhound] + argv
+        cmd = self.gfxhound + argv
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout or self.c.stage_timeout)
         except subprocess.TimeoutExpired:
             self.record["errors"].append(f"{what}: ran over {timeout or self.c.stage_timeout:.0f} s")
             return None
-        if proc.returncode not in (0, 1):
+        if proc.returncode not in (0, 1) or "Traceback (most recent call last)" in proc.stderr:
             last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
             self.record["errors"].append(f"{what}: {last[:200]}")
             return None
@@ -80,7 +82,7 @@ class Night:
         procs = []
         for i in range(self.c.shards):
             shard = self.dir / "shards" / f"shard-{i}"
-            argv = [self.gfxhound, "fuzz", "--target", ",".join(self.c.targets), "--budget", self.c.budget,
+            argv = self.gfxhound + ["fuzz", "--target", ",".join(self.c.targets), "--budget", self.c.budget,
                     "--workers", str(workers), "--seed", str(seed), "--shard", f"{i}/{self.c.shards}",
                     "--backend", self.c.backend, "--corpus", str(shard), "--json", "--quiet"]
             procs.append((i, shard, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -187,6 +189,8 @@ class Night:
     def fixed(self, corpus, tonight: set):
         """Open findings not seen tonight whose repro no longer shows the bug on this toolchain."""
         from gfxhound import verify
+        from gfxhound.scrub import Scrubber
+        scrub = Scrubber({self.c.corpus: "corpus"})
         env = {"TRITON_HIP_LLD_PATH": "/usr/lib/llvm-22/bin/ld.lld"}
         for finding in verify.open_findings(corpus):
             if finding.signature in tonight or finding.verdict == "miscompile":
@@ -195,7 +199,8 @@ class Night:
                                   self.c.stage_timeout, env)
             if result.outcome == verify.FIXED:
                 corpus.write_verify(finding.signature, result.entry(), "fixed")
-                self.record["fixed"].append({"signature": finding.signature, "message": finding.message[:300],
+                self.record["fixed"].append({"signature": finding.signature,
+                                             "message": scrub(finding.message[:300]),
                                              "fixed_in": self.record.get("toolchain")})
 
     def perf(self):

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 TRIAGE_FORMAT = 1
