@@ -65,7 +65,7 @@ def builtin(name: str) -> Recipe:
     not_this_cpu = [r"is not a recognized processor for this target"]
     configure = ["cmake", "-G", "Ninja", "-S", "{src}/llvm", "-B", "{build}", "-DCMAKE_BUILD_TYPE=Release",
                  "-DLLVM_ENABLE_ASSERTIONS=ON", "-DLLVM_INCLUDE_TESTS=OFF", "-DLLVM_INCLUDE_BENCHMARKS=OFF",
-                 "-DLLVM_INCLUDE_EXAMPLES=OFF"]
+                 "-DLLVM_INCLUDE_EXAMPLES=OFF", "-DLLVM_APPEND_VC_REV=OFF"]
     if name == "llvm":
         return Recipe("llvm", [configure + ["-DLLVM_TARGETS_TO_BUILD=AMDGPU", "-DLLVM_ENABLE_PROJECTS="] + _ccache(),
                                ["ninja", "-C", "{build}", "-j", "{jobs}", "llc", "opt"],
@@ -87,7 +87,7 @@ def builtin(name: str) -> Recipe:
                            "LLVM_LIBRARY_DIR": "{dep}/lib", "MAX_JOBS": "{jobs}", "TRITON_BUILD_WITH_CCACHE":
                            "true" if shutil.which("ccache") else "false", "TRITON_OFFLINE_BUILD": "1"},
                       outputs=["venv/lib/python*/site-packages/triton/_C/*.so",
-                               "venv/lib/python*/site-packages/triton/backends/amd/lib/*.so"],
+                               "venv/lib/python*/site-packages/triton/**/*.py"],
                       probe=["{out}/venv/bin/python", "{input}"],
                       pins=["cmake/llvm-hash.txt", "cmake/llvm-info.json"],
                       handoff_pins=["cmake/amd-llvm-info.json"], dependency="llvm-mlir",
@@ -134,6 +134,13 @@ def digest(out: Path, globs: list) -> str | None:
     return h.hexdigest()[:16]
 
 
+def _defines_key(recipe: Recipe, defines) -> str:
+    """A placeholder the build steps use makes other values other builds (one only the probe uses does not)."""
+    text = json.dumps([recipe.steps, recipe.env])
+    used = sorted((k, str(v)) for k, v in (defines or {}).items() if "{" + k + "}" in text)
+    return "-" + hashlib.sha256(json.dumps(used).encode()).hexdigest()[:6] if used else ""
+
+
 @dataclass
 class BuildResult:
     commit: str
@@ -148,7 +155,7 @@ class BuildResult:
 class BuildCache:
     def __init__(self, root: Path, recipe: Recipe, jobs: int = os.cpu_count() or 1, defines: dict | None = None):
         self.recipe = recipe
-        self.root = Path(root) / f"{recipe.name}-{recipe.fingerprint()}"
+        self.root = Path(root) / f"{recipe.name}-{recipe.fingerprint()}{_defines_key(recipe, defines)}"
         self.jobs = jobs
         self.defines = dict(defines or {})
         self.built = []  # commits built by this process (the rest came from the cache)
@@ -188,7 +195,7 @@ class BuildCache:
         env = dict(os.environ, **{k: expand(v, values) for k, v in self.recipe.env.items()})
         if log:
             log(f"building {sha[:12]} ({self.recipe.name} recipe; log: {entry / 'build.log'})")
-        start, ok, tail = time.time(), True, ""
+        start, ok, tail, transient = time.time(), True, "", False
         with open(entry / "build.log", "w") as logfile:
             for step in self.recipe.steps:
                 argv = expand(step, values)
@@ -198,10 +205,12 @@ class BuildCache:
                     proc = subprocess.run(argv, cwd=src, env=env, stdout=logfile, stderr=subprocess.STDOUT,
                                           timeout=self.recipe.timeout)
                     failed = proc.returncode != 0 and f"`{argv[0]}` exited {proc.returncode}"
+                    transient = proc.returncode < 0  # killed (the OOM killer): try again next time
                 except subprocess.TimeoutExpired:
                     failed = f"`{argv[0]}` ran over {self.recipe.timeout:.0f} s"
+                    transient = True
                 except OSError as exc:
-                    failed = f"cannot run `{argv[0]}`: {exc.strerror}"
+                    failed, transient = f"cannot run `{argv[0]}`: {exc.strerror}", False
                 if failed:
                     logfile.flush()
                     ok = False
@@ -217,8 +226,9 @@ class BuildCache:
         if log:
             log(f"built {sha[:12]} in {result.seconds:.0f} s" if result.ok else f"{sha[:12]} did not build: "
                 f"{result.log_tail[:150]}")
-        tmp = entry / "build.json.tmp"
-        tmp.write_text(json.dumps(asdict(result) | {"cached": False}))
-        tmp.replace(entry / "build.json")
+        if not (transient and not result.ok):
+            tmp = entry / "build.json.tmp"
+            tmp.write_text(json.dumps(asdict(result) | {"cached": False}))
+            tmp.replace(entry / "build.json")
         self.built.append(sha)
         return result

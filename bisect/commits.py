@@ -85,11 +85,13 @@ def run(job: CommitJob, log=print, on_probe=None, probe_override=None) -> dict:
                 dep_sha = job.dep_repo.resolve(pinned)
             except GitError as exc:
                 return None, str(exc)
-            dep = dep_builds.build(dep_sha, dep_tree.checkout, log=log)
+            with dep_tree.lock():
+                dep = dep_builds.build(dep_sha, dep_tree.checkout, log=log)
             if not dep.ok:
                 return None, f"{recipe.dependency} {dep_sha[:12]} ({pin_file}) did not build: {dep.log_tail}"
             dep_out = Path(dep.out)
-        result = builds.build(sha, tree.checkout, dep=dep_out, log=log)
+        with tree.lock():
+            result = builds.build(sha, tree.checkout, dep=dep_out, log=log)
         return result, ("" if result.ok else f"build failed: {result.log_tail}")
 
     def probe(sha):
@@ -103,7 +105,8 @@ def run(job: CommitJob, log=print, on_probe=None, probe_override=None) -> dict:
                          skip_patterns=recipe.skip_patterns)
 
     key = hashlib.sha256(json.dumps([str(repo.path), candidates[0], candidates[-1], recipe.fingerprint(),
-                                     job.input.read_bytes().hex(), expect, job.mode, job.defines],
+                                     job.input.read_bytes().hex(), expect, job.mode, job.defines, job.timeout,
+                                     job.repeat],
                                     sort_keys=True).encode()).hexdigest()[:16]
     state = ProbeLog(job.cache / "state" / f"commits-{key}.json")
     known = state.load()

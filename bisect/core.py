@@ -84,8 +84,8 @@ def bisect(candidates: list, probe, mode: str = "regression", known: dict | None
                 outcome, detail = probe(name)
                 runs.append(outcome)
                 details.append(detail)
-                if repeat > 1 and outcome == SKIP:
-                    break  # cannot test: repeating will not help
+                if repeat > 1 and all(r == SKIP for r in runs):
+                    break  # cannot test at all: repeating will not help
             step[0] += 1
             probes[name] = Probe(name, majority(runs), runs, round(time.time() - start, 2),
                                  next((d for d in details if d), ""))

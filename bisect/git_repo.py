@@ -41,7 +41,8 @@ class GitRepo:
         chain = self.repo.git.rev_list("--first-parent", "--reverse", f"{old_sha}..{new_sha}").split()
         if old_sha not in {c.hexsha for c in self.repo.commit(chain[0]).parents}:
             # old sits on a side branch merged later: take every commit after it instead
-            chain = self.repo.git.rev_list("--reverse", "--ancestry-path", f"{old_sha}..{new_sha}").split()
+            chain = self.repo.git.rev_list("--reverse", "--topo-order", "--ancestry-path",
+                                           f"{old_sha}..{new_sha}").split()
         return [old_sha] + chain
 
     def info(self, sha: str) -> dict:
@@ -91,6 +92,20 @@ class Worktree:
 
     def __init__(self, owner: GitRepo, path: Path):
         self.owner, self.path = owner, Path(path)
+
+    def lock(self):
+        """An exclusive lock on this worktree for a checkout and the build that follows (two recipes may build
+        from the same clone: llvm for the hand-off, llvm-mlir for Triton)."""
+        import contextlib
+        import fcntl
+
+        @contextlib.contextmanager
+        def held():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path.parent / f".{self.path.name}.lock", "w") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                yield
+        return held()
 
     def checkout(self, sha: str) -> Path:
         if not (self.path / ".git").exists():

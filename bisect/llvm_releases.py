@@ -78,8 +78,11 @@ def llc_probe(path: str, args: list, ll: Path, timeout: float, expect: str | Non
 def expected_failure(path: str, args: list, ll: Path, timeout: float) -> str | None:
     """The failure the bug is known by: the first crash line of the reproducing llc, numbers generalised, as a
     regular expression (so an older llc crashing differently is a skip, not the same bug)."""
-    proc = subprocess.run([path, *args, ll.name], capture_output=True, text=True, timeout=timeout, cwd=ll.parent,
-                          errors="replace")
+    try:
+        proc = subprocess.run([path, *args, ll.name], capture_output=True, text=True, timeout=timeout,
+                              cwd=ll.parent, errors="replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return None  # then any crash counts
     for line in (proc.stdout + proc.stderr).splitlines():
         if re.search(CRASH, line) and not line.startswith(("Stack dump", "PLEASE")):
             text = re.sub(r"^.*?(LLVM ERROR|Assertion)", r"\1", line.strip())

@@ -8,6 +8,7 @@ is built once, under a lock, into `<cache>/triton-<version>`, and marked complet
 from __future__ import annotations
 
 import fcntl
+import os
 import re
 import shutil
 import subprocess
@@ -25,8 +26,12 @@ class ReleaseError(Exception):
 
 
 def version_key(version: str):
-    parts = re.findall(r"\d+|[a-z]+", version)
-    return tuple((0, int(p)) if p.isdigit() else (-1, p) for p in parts)  # 3.5.0rc1 sorts before 3.5.0
+    """3.4.0 < 3.5.0rc1 < 3.5.0 < 3.5.1 < 3.10.0."""
+    found = re.match(r"(\d+(?:\.\d+)*)(.*)", version)
+    if not found:
+        return ((), 0, version)
+    numbers = tuple(int(x) for x in found.group(1).split("."))
+    return (numbers, 0 if found.group(2) else 1, found.group(2))
 
 
 def available_versions(python: str = sys.executable, package: str = "triton", timeout: float = 120) -> list:
@@ -87,11 +92,15 @@ class VenvCache:
             if log:
                 log(f"building the venv for triton {version} (once; cached in {self.root})")
             start = time.time()
-            subprocess.run([self.base_python, "-m", "venv", str(target)], check=True, timeout=300,
-                           capture_output=True)
-            proc = subprocess.run([str(target / "bin" / "python"), "-m", "pip", "install", "-q",
-                                   "--disable-pip-version-check", f"triton=={version}"],
-                                  capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+            try:
+                subprocess.run([self.base_python, "-m", "venv", str(target)], check=True, timeout=300,
+                               capture_output=True)
+                proc = subprocess.run([str(target / "bin" / "python"), "-m", "pip", "install", "-q",
+                                       "--disable-pip-version-check", f"triton=={version}"],
+                                      capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
+                shutil.rmtree(target, ignore_errors=True)
+                raise ReleaseError(f"cannot build the venv for triton {version}: {str(exc)[:200]}") from None
             if proc.returncode != 0:
                 shutil.rmtree(target, ignore_errors=True)
                 raise ReleaseError(f"pip could not install triton {version}: {proc.stderr.strip()[-300:]}")
@@ -100,6 +109,11 @@ class VenvCache:
             self.build_seconds += time.time() - start
         return self.python(version)
 
+    def cached(self) -> list:
+        """The releases whose venvs are complete here, oldest first."""
+        found = [p.name[len("triton-"):] for p in self.root.glob("triton-*") if (p / ".complete").exists()]
+        return sorted(found, key=version_key)
+
     def wait_idle(self):
         """Wait for every build in progress (a prefetch in the background) to finish."""
         for lock_path in sorted(self.root.glob(".lock-*")):
@@ -107,13 +121,26 @@ class VenvCache:
                 fcntl.flock(lock, fcntl.LOCK_EX)
 
     def clear(self):
-        if self.root.exists():
-            self.wait_idle()
-        shutil.rmtree(self.root, ignore_errors=True)
+        """Delete the venvs and saved probes, holding every build lock meanwhile (a build or prefetch running
+        finishes first; none can start)."""
+        if not self.root.exists():
+            return
+        locks = []
+        try:
+            for lock_path in sorted(self.root.glob(".lock-*")):
+                lock = open(lock_path)
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                locks.append(lock)
+            for entry in list(self.root.glob("triton-*")) + list(self.root.glob("bisect-state-*.json")):
+                shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
+        finally:
+            for lock in locks:
+                lock.close()
 
 
 def run_repro(python: Path, script: Path, timeout: float, expect: str | None = None, env: dict | None = None):
     """One probe of a release: the repro script under that release's interpreter (see probe.judge)."""
+    python, script = os.path.abspath(python), Path(os.path.abspath(script))  # a relative corpus or cache
     return run_probe([python, script], timeout, expect, env, cwd=script.parent)
 
 

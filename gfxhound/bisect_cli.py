@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -59,6 +60,13 @@ def cmd_bisect(args):
                         "versions) or --commits OLD..NEW --repo PATH (commits built from source)")
     if args.repeat < 1:
         raise UserError("--repeat: give 1 or more runs per probe")
+    if args.expect is not None:
+        import re
+        try:
+            if re.search(args.expect, ""):
+                raise UserError(f"--expect {args.expect!r} matches empty output: give what the failure prints")
+        except re.error as exc:
+            raise UserError(f"--expect {args.expect!r} is not a regular expression ({exc})") from None
     from gfxhound.bisect.core import BisectError
     try:
         return {"triton": _releases, "llc": _llc_versions, "commits": _commits}[kinds[0]](args)
@@ -68,7 +76,7 @@ def cmd_bisect(args):
 
 def _cache(args, kind: str) -> Path:
     from gfxhound.cli import _cache_dir
-    return Path(args.cache).expanduser() if args.cache else Path(_cache_dir()) / kind
+    return Path(os.path.abspath(Path(args.cache).expanduser())) if args.cache else Path(_cache_dir()) / kind
 
 
 def _finding(args):
@@ -148,7 +156,8 @@ def _releases(args):
         raise UserError("name one thing to bisect: a finding (gfxhound bisect ID) or a script (--repro FILE)")
     script = _existing(args.repro, "--repro") if args.repro else None
     try:
-        candidates = release_range(args.triton, available_versions())
+        versions = cache.cached() if args.only_cached else available_versions()  # --only-cached: offline
+        candidates = release_range(args.triton, versions)
     except ReleaseError as exc:
         raise UserError(str(exc)) from None
     if args.only_cached:  # offline, or to spend no downloads: bisect over the releases already built
@@ -183,7 +192,8 @@ def _releases(args):
         else:
             raise UserError(f"no example of {finding.signature} shows the bug under triton {end} ({'; '.join(tried)}"
                             f"); it was seen with {', '.join(finding.toolchains)}: start the range there")
-    log, saved = _resumable(cache.root, [script.read_text(), candidates, mode, args.expect])
+    log, saved = _resumable(cache.root, [script.read_text(), candidates, mode, args.expect, args.timeout,
+                                         args.repeat])
     known.update(saved)
     progress = Progress(len(candidates), lambda v: f"triton {v}")
 
@@ -252,7 +262,7 @@ def _llc_versions(args):
         expect = expected_failure(command[0], llc_args, ll, args.timeout)  # the crash the finding is known by
     mode = "fix" if args.fix else "regression"
     log, known = _resumable(_cache(args, "llc"), [ll.read_text(), labels, list(paths.values()), llc_args, expect,
-                                                  mode])
+                                                  mode, args.timeout, args.repeat])
     progress = Progress(len(labels), lambda v: f"llc {v}")
 
     def save_state(p, step):
@@ -315,6 +325,19 @@ def _commits(args):
     if probe_input is None:
         raise UserError("nothing to probe: give --input FILE (or --repro FILE, or --ll FILE for llc recipes)")
     defines = {"mcpu": args.mcpu, "opt": "2"}
+    handoff_expect = None
+    reduce_json = corpus.path(finding.signature) / "reduced" / "llvm-ir" / "reduce.json" if finding else None
+    if reduce_json is not None and reduce_json.exists() and ll is not None:
+        # llc as the finding's reduction ran it: its processor and level, and the crash it is known by
+        from gfxhound.bisect.llvm_releases import expected_failure
+        command = json.loads(reduce_json.read_text()).get("command") or []
+        for flag in command[1:-1]:
+            if flag.startswith("-mcpu="):
+                defines["mcpu"] = flag.split("=", 1)[1]
+            elif re.fullmatch(r"-O[0-3]", flag):
+                defines["opt"] = flag[2:]
+        if command and Path(command[0]).exists():
+            handoff_expect = expected_failure(command[0], command[1:-1], ll, args.timeout)
     for item in args.define:
         name, sep, value = item.partition("=")
         if not sep or not name.isidentifier():
@@ -324,7 +347,9 @@ def _commits(args):
     if _default_lld():
         env["TRITON_HIP_LLD_PATH"] = _default_lld()
     job = CommitJob(repo, old, new, recipe, probe_input, cache, "fix" if args.fix else "regression", args.expect,
-                    args.timeout, args.repeat, args.jobs, defines, env, dep_repo, ll, None)
+                    args.timeout, args.repeat, args.jobs, defines, env, dep_repo, ll, args.expect or handoff_expect)
+    if recipe.name.startswith("llvm") and args.expect is None and handoff_expect:
+        job.expect = handoff_expect  # bisecting llvm-project itself: the same crash, not any crash
     try:
         n = len(repo.commits_between(old, new))
     except GitError as exc:
@@ -332,7 +357,14 @@ def _commits(args):
     print(f"bisecting {n} commits of {repo.path.name} ({old}..{new}) with the {recipe.name} recipe; builds are "
           f"cached in {cache}", file=sys.stderr)
     progress = Progress(n, lambda sha: sha[:12])
-    record = run(job, log=lambda line: print(f"  {line}", file=sys.stderr), on_probe=progress)
+    import git
+    try:
+        record = run(job, log=lambda line: print(f"  {line}", file=sys.stderr), on_probe=progress)
+    except (RecipeError, GitError) as exc:
+        raise UserError(str(exc)) from None
+    except git.GitCommandError as exc:
+        raise UserError(f"git failed: {' '.join(map(str, exc.command))[:150]}: "
+                        f"{(exc.stderr or '').strip()[:200]}") from None
     record["signature"] = finding.signature if finding else None
     culprit, last = record["culprit"], record["last_old_commit"]
     if finding:

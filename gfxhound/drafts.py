@@ -44,6 +44,7 @@ class Draft:
     reproduced: bool | None  # None: could not be checked on this machine (needs a GPU)
     check: str  # what was run to check it, and what came out
     attachments: dict = field(default_factory=dict)  # file name -> text
+    leaks: list = field(default_factory=list)  # what of this machine survived the scrubber (should be none)
 
     def markdown(self) -> str:
         return f"<!-- upstream: {self.upstream} -->\n# {self.title}\n\n{self.body}"
@@ -108,6 +109,8 @@ def _run(argv, cwd, timeout, env=None):
                               errors="replace")
     except subprocess.TimeoutExpired:
         return None, "", "timeout"
+    except OSError as exc:
+        return None, f"cannot run {argv[0]}: {exc.strerror}", "error"
     ended = (f"signal:{-proc.returncode}" if proc.returncode < 0 else "exception"
              if "Traceback (most recent call last)" in proc.stderr else f"exit:{proc.returncode}")
     return proc.returncode, proc.stdout + proc.stderr, ended
@@ -128,7 +131,14 @@ def _tail(text: str, lines: int = 25) -> str:
 
 
 def _bisection(folder: Path) -> str:
-    records = [json.loads(p.read_text()) for p in sorted(folder.glob("bisect*.json"))]
+    newest_first = [folder / "bisect.json"] + sorted(folder.glob("bisect.*.json"), reverse=True,
+                                                     key=lambda p: int(p.suffixes[0][1:]))
+    records, kinds = [], set()
+    for path in (p for p in newest_first if p.exists()):
+        record = json.loads(path.read_text())
+        if record.get("kind") not in kinds:  # the newest of each kind; older ones were superseded
+            kinds.add(record.get("kind"))
+            records.append(record)
     if not records:
         return "Not bisected yet."
     out = []
@@ -178,6 +188,7 @@ def build(corpus, finding, upstream: str | None = None, python: str = sys.execut
     draft = (_llvm if upstream == LLVM else _triton)(corpus, finding, folder, python, timeout, env or {})
     draft.title, draft.body, draft.check = scrub(draft.title), scrub(draft.body), scrub(draft.check)
     draft.attachments = {k: scrub(v) for k, v in draft.attachments.items()}
+    draft.leaks = scrub.leaks(draft.markdown() + "".join(draft.attachments.values()))
     return draft
 
 

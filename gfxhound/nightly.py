@@ -74,8 +74,12 @@ class Night:
         `gfxhound fuzz --json` summary beside it as summary.json), then merge into the long-lived one."""
         if self.c.from_shards:
             shard_dirs = [Path(d) for d in self.c.from_shards]
-            summaries = [json.loads((d / "summary.json").read_text()) for d in shard_dirs
-                         if (d / "summary.json").exists()]
+            summaries = []
+            for d in shard_dirs:
+                try:
+                    summaries.append(json.loads((d / "summary.json").read_text()))
+                except (FileNotFoundError, ValueError):
+                    self.record["errors"].append(f"shard {d.name}: no readable summary.json (kernels not counted)")
             return self._merge(shard_dirs, summaries)
         seed = self.c.seed if self.c.seed is not None else int(self.c.date.replace("-", ""))
         workers = max(1, self.c.workers // self.c.shards)
@@ -95,8 +99,12 @@ class Night:
                 proc.kill()
                 out, err = proc.communicate()
                 self.record["errors"].append(f"shard {i}: did not finish")
-            if proc.returncode == 0 and out.strip():
-                summaries.append(json.loads(out))
+            try:
+                summary = json.loads(out) if proc.returncode == 0 else None
+            except ValueError:
+                summary = None
+            if summary:
+                summaries.append(summary)
                 shard_dirs.append(shard)
             else:
                 self.record["errors"].append(f"shard {i}: {(err.strip().splitlines() or ['no output'])[-1][:200]}")
@@ -134,9 +142,13 @@ class Night:
         hits = 0
         for _ in range(self.c.reproductions):
             if extra:
-                proc = subprocess.run([sys.executable, "repro.py", *extra], cwd=examples[0], capture_output=True,
-                                      timeout=self.c.stage_timeout, env=dict(os.environ, **env))
-                hits += proc.returncode == 1
+                try:
+                    proc = subprocess.run([sys.executable, "repro.py", *extra], cwd=examples[0],
+                                          capture_output=True, timeout=self.c.stage_timeout,
+                                          env=dict(os.environ, **env))
+                    hits += proc.returncode == 1
+                except subprocess.TimeoutExpired:
+                    pass  # a run that does not end did not show the bug
             else:
                 hits += run_repro(Path(sys.executable), examples[0] / "repro.py", self.c.stage_timeout, None,
                                   env)[0] == "present"
@@ -144,8 +156,12 @@ class Night:
 
     def triage(self, corpus, tonight: set, new: set):
         from gfxhound.scrub import Scrubber
-        from gfxhound.triage import Triage
-        known_issues = Triage(self.c.triage or Path(self.c.corpus) / "triage.json")
+        from gfxhound.triage import Triage, TriageError
+        try:
+            known_issues = Triage(self.c.triage or Path(self.c.corpus) / "triage.json")
+        except TriageError as exc:  # every finding is then judged as if nothing were known
+            self.record["errors"].append(f"triage file: {exc}")
+            known_issues = Triage(Path("/nonexistent/triage.json"))
         scrub = Scrubber({self.c.corpus: "corpus"})  # the summary is published as a CI artifact
         for finding in sorted((f for f in corpus.findings() if f.signature in tonight), key=lambda f: f.signature):
             entry = {"signature": finding.signature, "verdict": finding.verdict, "stage": finding.stage,

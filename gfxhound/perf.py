@@ -155,8 +155,11 @@ def make_set(caps_path: Path, out: Path, count: int, seed: int, pythons: list, l
     from gfxhound.fuzz.capabilities import Capabilities
     from gfxhound.fuzz.generate import spec_stream
     from gfxhound.fuzz.render import render
+    import shutil
     caps = Capabilities.from_json(json.loads(Path(caps_path).read_text()))
-    (out / "specs").mkdir(parents=True, exist_ok=True)
+    final, out = Path(out), Path(f"{out}.tmp")  # written aside, then put in place whole
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "specs").mkdir(parents=True)
     (out / "caps.json").write_text(caps.dumps())
     kept, stream = [], spec_stream(caps, seed, max_ops=12)
     for _ in range(max_batches):
@@ -178,6 +181,11 @@ def make_set(caps_path: Path, out: Path, count: int, seed: int, pythons: list, l
                 kept.append(name)
                 if log:
                     log(f"{name}: kept")
+    readme = final / "README.md"
+    if readme.exists():
+        shutil.copy(readme, out / "README.md")
+    shutil.rmtree(final, ignore_errors=True)
+    out.rename(final)
     return kept
 
 

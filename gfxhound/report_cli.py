@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -60,7 +61,7 @@ def cmd_report(args):
         raise UserError(f"{finding.signature} has no reduced LLVM IR: run `gfxhound reduce {finding.signature[:8]} "
                         f"--level llvm-ir` first, or draft for Triton")
     env = {"TRITON_HIP_LLD_PATH": _default_lld()} if _default_lld() else {}
-    draft = drafts.build(corpus, finding, upstream, python=args.python, timeout=args.timeout, env=env)
+    draft = drafts.build(corpus, finding, upstream, python=os.path.abspath(args.python), timeout=args.timeout, env=env)
     path = drafts.write(draft, Path(args.out) if args.out else folder / "draft")
     if args.json:
         print(json.dumps({"signature": finding.signature, "upstream": draft.upstream, "title": draft.title,
@@ -69,7 +70,9 @@ def cmd_report(args):
     else:
         state = {True: "reproduced", False: "DID NOT REPRODUCE", None: "not checked here"}[draft.reproduced]
         print(f"{draft.upstream}: {draft.title}\n  {state}: {draft.check[:160]}\n  {path}")
-    return 0 if draft.reproduced is not False else 1
+    if draft.leaks:
+        print(f"gfxhound: the draft still names {', '.join(draft.leaks)}: edit it before filing", file=sys.stderr)
+    return 0 if draft.reproduced is not False and not draft.leaks else 1
 
 
 def cmd_triage(args):
@@ -125,7 +128,8 @@ def cmd_verify(args):
         raise UserError("verify on one toolchain: --triton X.Y.Z (a release) or --python PATH (e.g. a local build)")
     corpus = Corpus(args.corpus)
     findings = [corpus.get(i) for i in args.ids] if args.ids else verify.open_findings(corpus)
-    cache = VenvCache(Path(args.cache).expanduser() if args.cache else Path(_cache_dir()) / "venvs")
+    cache = VenvCache(Path(os.path.abspath(Path(args.cache).expanduser())) if args.cache
+                      else Path(_cache_dir()) / "venvs")
     env = {"PYTHONWARNINGS": "ignore"}
     if _default_lld():
         env["TRITON_HIP_LLD_PATH"] = _default_lld()
@@ -149,7 +153,7 @@ def cmd_verify(args):
             raise UserError(str(exc)) from None
         toolchain = f"triton-{args.triton}"
     else:
-        python = Path(args.python).expanduser()
+        python = Path(os.path.abspath(Path(args.python).expanduser()))
         if not python.exists():
             raise UserError(f"--python {args.python}: no such interpreter")
         from gfxhound.bisect.probe import run_probe
@@ -205,7 +209,7 @@ def cmd_perf(args):
     env = {"TRITON_HIP_LLD_PATH": _default_lld()} if _default_lld() else {}
     try:
         if args.action == "measure":
-            result = perf.measure(args.python, perf.render_set(Path(args.set), args.target), args.repeat, env=env)
+            result = perf.measure(os.path.abspath(args.python), perf.render_set(Path(args.set), args.target), args.repeat, env=env)
             if args.out:
                 Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
             print(json.dumps(result, indent=1) if args.json else perf.summary(result))
@@ -223,6 +227,8 @@ def cmd_perf(args):
         old, new = (json.loads(Path(f).read_text()) for f in args.files)
     except (perf.PerfError, FileNotFoundError, ValueError) as exc:
         raise UserError(str(exc).splitlines()[0]) from None
+    if not all(isinstance(d, dict) and isinstance(d.get("kernels"), dict) for d in (old, new)):
+        raise UserError("perf compare: both files must be `gfxhound perf measure --out` results")
     found = perf.compare(old, new)
     if args.json:
         print(json.dumps({"regressions": found, "newly_failing": perf.newly_failing(old, new)}, indent=1))

@@ -95,8 +95,9 @@ class Triage:
         return out
 
     def known(self, finding) -> KnownIssue | None:
-        """The issue that covers this finding (the first listed), or None: it is new."""
-        return next((i for i in self.issues if i.covers(finding)), None)
+        """The issue that covers this finding (the first listed), or None: it is new. An issue fixed upstream does
+        not cover a finding seen on a toolchain that has the fix: that is a regression, worth a new draft."""
+        return next((i for i in self.issues if i.covers(finding) and not _regressed(i, finding)), None)
 
     def add(self, issue: KnownIssue):
         self.issues = [i for i in self.issues if (i.repo, i.number) != (issue.repo, issue.number)] + [issue]
@@ -109,6 +110,18 @@ class Triage:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
         os.replace(tmp, self.path)
+
+
+def _regressed(issue: KnownIssue, finding) -> bool:
+    if issue.state != "fixed" or not issue.fixed_in:
+        return False
+    from gfxhound.bisect.releases import version_key
+
+    def version(toolchain):
+        found = re.match(r"[a-z-]*?-?(\d+\.\d+\.\d+\S*)$", toolchain)
+        return version_key(found.group(1)) if found else None
+    fixed = version(issue.fixed_in)
+    return fixed is not None and any(version(t) is not None and version(t) >= fixed for t in finding.toolchains)
 
 
 def parse_issue_ref(text: str) -> tuple:

@@ -77,11 +77,19 @@ def name_the_fix(corpus, finding, fixed_release: str, versions: list, python_for
             outcome, detail = run_repro(python_for(old), script, timeout, None, env)
             if outcome != PRESENT:
                 continue
-            result = bisect(candidates, lambda v: run_repro(python_for(v), script, timeout, None, env), mode="fix",
+            result = bisect(candidates, lambda v: _probe(python_for, v, script, timeout, env), mode="fix",
                             known={old: Probe(old, PRESENT, [PRESENT], 0.0, detail)}, on_probe=on_probe)
             return dict(result.to_json(), kind="triton-releases", range=f"{old}..{fixed_release}",
                         repro=str(script.relative_to(folder)), signature=finding.signature, expect=None)
     raise BisectError(f"no repro of {finding.signature} shows the bug on {', '.join(seen)}: cannot bisect the fix")
+
+
+def _probe(python_for, version, script, timeout, env):
+    from gfxhound.bisect.releases import ReleaseError
+    try:
+        return run_repro(python_for(version), script, timeout, None, env)
+    except ReleaseError as exc:  # a release pip cannot install: that release cannot test, the others still can
+        return "skip", str(exc)
 
 
 def open_findings(corpus) -> list:

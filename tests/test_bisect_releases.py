@@ -95,3 +95,26 @@ def test_an_interrupted_bisection_resumes_from_its_saved_probes(tmp_path, gfxhou
     record = json.loads(again.stdout)
     assert (record["first_new"], record["last_old"]) == ("3.9.0", "3.4.0") and "resuming: 2 probes" in again.stderr
     assert not list(cache.glob("bisect-state-*.json"))  # a finished bisection leaves no state behind
+
+
+def test_versions_sort_with_pre_releases_before_their_release():
+    assert sorted(["3.10.0", "3.5.0", "3.5.0rc1", "3.4.0"], key=version_key) == ["3.4.0", "3.5.0rc1", "3.5.0",
+                                                                                  "3.10.0"]
+
+
+def test_a_repro_given_by_a_relative_path_runs(tmp_path, monkeypatch):
+    """The default corpus is `corpus`, a relative path: the probe must not look for it from the script's folder."""
+    from gfxhound.bisect.releases import run_repro
+    (tmp_path / "corpus" / "x").mkdir(parents=True)
+    (tmp_path / "corpus" / "x" / "repro.py").write_text("import sys\nsys.exit(1)\n")
+    monkeypatch.chdir(tmp_path)
+    assert run_repro(Path(sys.executable), Path("corpus/x/repro.py"), 60)[0] == "present"
+
+
+def test_a_bad_expect_is_one_line(gfxhound_bin, tmp_path):
+    script = tmp_path / "r.py"
+    script.write_text("print('x')\n")
+    for expect, message in (("(", "not a regular expression"), ("x?", "matches empty output")):
+        proc = subprocess.run([gfxhound_bin, "bisect", "--repro", str(script), "--expect", expect, "--triton",
+                               "3.4.0..3.9.0"], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr

@@ -161,3 +161,18 @@ def test_verify_marks_a_historical_crash_fixed_in_the_later_release(tmp_path, ol
     assert (bisection["mode"], bisection["first_new"], bisection["last_old"]) == ("fix", "3.9.0", "3.4.0")
     history = json.loads((corpus / "eaa292644627f3a9" / "verify.json").read_text())["runs"]
     assert history[-1]["toolchain"] == "triton-3.9.0"
+
+
+def test_an_issue_fixed_upstream_does_not_hide_a_regression_on_a_fixed_toolchain():
+    from types import SimpleNamespace
+
+    from gfxhound.triage import KnownIssue
+    finding = SimpleNamespace(signature="28f1b1b801f666bf", normalised="x", message="x", toolchains=["triton-3.9.0"])
+    fixed_before = KnownIssue("llvm/llvm-project", 1, "", "fixed", "28f1b1b8", None, "", "triton-3.8.0")
+    fixed_later = KnownIssue("llvm/llvm-project", 1, "", "fixed", "28f1b1b8", None, "", "triton-3.10.0")
+    reported = KnownIssue("llvm/llvm-project", 1, "", "reported", "28f1b1b8")
+    from gfxhound.triage import Triage
+    triage = Triage(Path("/nonexistent/triage.json"))
+    for issue, covered in ((fixed_before, False), (fixed_later, True), (reported, True)):
+        triage.issues = [issue]
+        assert (triage.known(finding) is not None) == covered, issue
