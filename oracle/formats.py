@@ -68,7 +68,7 @@ def decode_e8m0(code: int) -> float:
 
 def unpack_e2m1(byte: int) -> tuple:
     """Two FP4 elements from one byte, in element order: the low nibble is the first element (the order of
-    `tl.dot_scaled`'s packed "e2m1" operands and of torch's float4_e2m1fn_x2)."""
+    `tl.dot_scaled`'s packed "e2m1" operands: Triton's interpreter unpacks them so)."""
     if not 0 <= byte <= 255:
         raise ValueError(f"e2m1x2: byte {byte} out of range")
     return E2M1.decode(byte & 0xF), E2M1.decode(byte >> 4)

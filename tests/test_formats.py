@@ -57,3 +57,13 @@ def test_every_fp4_code_and_the_nibble_order():
         for second in range(16):
             assert unpack_e2m1(pack_e2m1(first, second)) == (E2M1.decode(first), E2M1.decode(second))
     assert unpack_e2m1(0x21) == (0.5, 1.0)  # low nibble first
+
+
+def test_fp4_bytes_unpack_as_tritons_interpreter_does():
+    np = pytest.importorskip("numpy")
+    interpreter = pytest.importorskip("triton.runtime.interpreter")
+    if not hasattr(interpreter, "_e2m1_to_f32"):
+        pytest.skip("this Triton's interpreter has no e2m1 unpacking")
+    data = np.arange(256, dtype=np.uint8).reshape(256, 1)
+    theirs = interpreter._e2m1_to_f32(data).astype(np.float64).tolist()
+    assert [list(unpack_e2m1(b)) for b in range(256)] == theirs
