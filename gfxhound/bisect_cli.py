@@ -308,8 +308,9 @@ def _commits(args):
         for r in (repo, dep_repo):
             if r:
                 r.worktree(cache / "worktrees").remove()
-        shutil.rmtree(cache, ignore_errors=True)
-        print(f"cleared {cache}", file=sys.stderr)
+        for part in ("builds", "worktrees", "state"):  # only what commit bisection keeps there
+            shutil.rmtree(cache / part, ignore_errors=True)
+        print(f"cleared the builds, worktrees and saved probes in {cache}", file=sys.stderr)
     corpus, finding = _finding(args)
     ll = _existing(args.ll, "--ll") if args.ll else None
     if finding and ll is None and (corpus.path(finding.signature) / "reduced" / "llvm-ir" / "reduced.ll").exists():
