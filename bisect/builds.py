@@ -81,6 +81,9 @@ def builtin(name: str) -> Recipe:
                       skip_patterns=not_this_cpu)
     if name == "triton":
         return Recipe("triton", [["{python}", "-m", "venv", "{out}/venv"],
+                                 # Triton's build requirements (its pyproject.toml), from the index or pip's cache
+                                 ["{out}/venv/bin/python", "-m", "pip", "install", "-q", "setuptools>=70.1", "wheel",
+                                  "cmake>=3.20,<4", "ninja>=1.11.1", "pybind11>=2.13.1"],
                                  ["{out}/venv/bin/python", "-m", "pip", "install", "-q", "--no-build-isolation",
                                   "--no-deps", "{setup_dir}"]],
                       env={"LLVM_SYSPATH": "{dep}", "LLVM_INCLUDE_DIRS": "{dep}/include",

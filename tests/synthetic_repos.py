@@ -22,6 +22,9 @@ project(FakeLLVM C)
 set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 add_executable(llc llc.c)
 add_executable(opt opt.c)
+add_library(MLIRIR STATIC opt.c)
+install(TARGETS llc opt DESTINATION bin)
+install(TARGETS MLIRIR DESTINATION lib)
 """
 
 LLC = r"""#include <stdio.h>
@@ -162,6 +165,63 @@ def checkout_state(path: Path) -> tuple:
     files = sorted((str(p.relative_to(path)), p.read_bytes(), p.stat().st_mtime_ns)
                    for p in path.rglob("*") if p.is_file() and ".git" not in p.relative_to(path).parts)
     return (repo.head.commit.hexsha, repo.active_branch.name, repo.git.status("--porcelain"), files)
+
+
+SETUP_PY = r"""# a Triton in miniature: built against the LLVM that LLVM_SYSPATH points at (the recipe's pinned build)
+import os
+from setuptools import setup
+
+syspath = os.environ["LLVM_SYSPATH"]
+os.makedirs("triton/_C", exist_ok=True)
+with open(os.path.join(syspath, "bin", "llc"), "rb") as llc, open("triton/_C/libtriton.so", "w") as lib:
+    lib.write("linked against " + llc.read().hex()[:4096])  # differs with the LLVM, as a real build does
+with open("triton/_llvm.py", "w") as f:
+    f.write(f"LLC = {os.path.join(syspath, 'bin', 'llc')!r}\n")
+setup(name="triton", version="0.0.1", packages=["triton", "triton._C"], package_data={"triton._C": ["*.so"]})
+"""
+
+TRITON_INIT = r"""import subprocess
+
+from triton._llvm import LLC
+
+MCPU = "gfx942"
+
+
+def compile(path):
+    return subprocess.run([LLC, f"-mcpu={MCPU}", path, "-o", "/dev/null"], capture_output=True, text=True)
+"""
+
+# (message, pinned llvm commit index, the frontend's target)
+PYTHON_TRITON_HISTORY = [("P0 initial", 0, "gfx942"), ("P1 frontend", 0, "gfx90a"), ("P2 bump LLVM", 2, "gfx90a"),
+                         ("P3 frontend", 2, "gfx942"), ("P4 bump LLVM", 8, "gfx942"), ("P5 frontend", 8, "gfx950")]
+
+REPRO = r"""import sys
+
+import triton
+
+result = triton.compile(sys.argv[1] if len(sys.argv) > 1 else "kernel.ll")
+print(result.stdout + result.stderr)
+sys.exit(1 if "LLVM ERROR" in result.stderr else 0 if result.returncode == 0 else 125)
+"""
+
+
+def fake_python_triton(root: Path, llvm_hashes: list) -> tuple:
+    """A repository shaped like Triton for the built-in `triton` recipe: python/setup.py, cmake/llvm-hash.txt;
+    P4 moves the pin from L2 (good) to L8 (bad). Returns (path, hashes, repro script)."""
+    path = root / "triton-py"
+    repo = _init(path)
+    (path / "cmake").mkdir()
+    (path / "python" / "triton").mkdir(parents=True)
+    (path / "python" / "setup.py").write_text(SETUP_PY)
+    (path / ".gitignore").write_text("*.egg-info/\nbuild/\n_C/\n_llvm.py\n")
+    hashes = []
+    for day, (message, pin, mcpu) in enumerate(PYTHON_TRITON_HISTORY):
+        (path / "cmake" / "llvm-hash.txt").write_text(llvm_hashes[pin] + "\n")
+        (path / "python" / "triton" / "__init__.py").write_text(TRITON_INIT.replace('"gfx942"', repr(mcpu)))
+        hashes.append(_commit(repo, message, day))
+    repro = root / "repro.py"
+    repro.write_text(REPRO)
+    return path, hashes, repro
 
 
 def build_works() -> bool:

@@ -176,3 +176,25 @@ def test_pins_are_read_from_text_and_json_files_and_triton_follows_its_amd_code_
     assert [read_pin(GitRepo(path), sha, g) for g in groups] == [("cmake/llvm-info.json", "a" * 40),
                                                                   ("cmake/amd-llvm-info.json", "b" * 40)]
     assert read_pin(GitRepo(path), sha, ["cmake/llvm-hash.txt"]) == (None, None)
+
+
+@pytest.mark.slow
+def test_the_triton_recipe_builds_against_its_pinned_llvm_and_hands_off(repos, tmp_path, gfxhound_bin):
+    """The built-in `triton` and `llvm-mlir` recipes as a real build host runs them (a venv, `pip install
+    --no-build-isolation` of python/ with LLVM_SYSPATH at the pinned llvm-project commit's install), on a
+    repository shaped like Triton; the culprit moved the pin, and the hand-off names L6 with the `llvm` recipe."""
+    from synthetic_repos import fake_python_triton
+    path, hashes, repro = fake_python_triton(tmp_path, repos["L"])
+    kernel = tmp_path / "kernel.ll"
+    kernel.write_text("shl 40\n")
+    proc = subprocess.run([gfxhound_bin, "bisect", "--commits", f"{hashes[0]}..{hashes[-1]}", "--repo", str(path),
+                           "--recipe", "triton", "--dep-repo", str(repos["llvm"]), "--input", str(repro), "--ll",
+                           str(kernel), "--cache", str(tmp_path / "cache"), "--jobs", "2", "--json"],
+                          capture_output=True, text=True, timeout=1200, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads(proc.stdout)
+    assert record["culprit"]["title"] == "P4 bump LLVM" and record["recipe"] == "triton"
+    [handoff] = record["handoff"]
+    assert handoff["pin_file"] == "cmake/llvm-hash.txt" and handoff["pin_only"]
+    assert handoff["result"]["culprit"]["hash"] == repos["L"][6] and handoff["result"]["recipe"] == "llvm"
+    assert record["warnings"] == []  # the culprit's build differs from its parent's: it links another LLVM
