@@ -434,7 +434,7 @@ def parse_budget(text: str):
 def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
     duration = time.time() - stats.started
     n = max(1, stats.kernels)
-    return {
+    summary = {
         "toolchain": toolchain, "targets": config.targets, "backend": config.backend, "seed": config.seed,
         "kernels": stats.kernels, "duration_s": round(duration, 2), "kernels_per_s": round(stats.kernels / max(
             duration, 1e-9), 3), "interrupted": stats.interrupted, "unfinished": stats.unfinished,
@@ -448,6 +448,9 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
         "user_errors": dict(stats.user_errors.most_common(20)), "unresolved": dict(stats.unresolved.most_common(20)),
         "coverage": {k: {"kernels": v, "share": round(v / n, 4)} for k, v in sorted(stats.coverage.items())},
     }
+    from gfxhound.fuzz.floors import check
+    summary["coverage_floors"] = check(summary["coverage"], stats.kernels, summary["user_error_share"])
+    return summary
 
 
 def _execution_summary(stats: Stats, n: int, backend: str) -> dict:

@@ -144,6 +144,9 @@ def _print_summary(console, summary):
             found.add_row(f["id"], f["verdict"], f["stage"], f["target"], "yes" if f["new"] else "",
                           f["first_error_line"][:100])
         console.print(found)
+    for miss in summary.get("coverage_floors", {}).get("missed", []):
+        console.print(f"[yellow]coverage below its floor[/]: {miss['floor']} in {miss['share']:.1%} of kernels "
+                      f"(floor {miss['least']})", highlight=False)
     if summary["user_errors"]:
         console.print("[bold]user errors[/] (legitimate rejections; the generator should avoid them):")
         for message, count in summary["user_errors"].items():

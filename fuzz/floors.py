@@ -1,0 +1,45 @@
+"""Coverage floors: the least share of a campaign's kernels that must exercise each part of the space, so breadth
+cannot quietly shrink when the generator changes (issue #7). Each floor is about half the share measured over 300
+compile-campaign kernels for gfx942 (Triton 3.9.0, seed 11); a campaign under a floor says so in its summary.
+
+A floor names one coverage feature, or several whose values exclude each other in one kernel (one `num_stages` per
+kernel), whose shares then add up.
+"""
+from __future__ import annotations
+
+MIN_KERNELS = 200  # fewer kernels: shares are too noisy to judge
+USER_ERROR_CEILING = 0.02
+
+FLOORS = {
+    "K-loop dot": (("control:kloop_dot",), 0.20),
+    "dot accumulating": (("op:dot_acc",), 0.20),
+    "pipelined (num_stages >= 2)": (("knob:num_stages=2", "knob:num_stages=3", "knob:num_stages=4"), 0.30),
+    "num_stages=1": (("knob:num_stages=1",), 0.08),
+    "num_warps=16": (("knob:num_warps=16",), 0.06),
+    "kpack=2": (("knob:kpack=2",), 0.06),
+    "fp16 dot": (("detail:dot:fp16",), 0.06),
+    "fp16 values": (("dtype:fp16",), 0.15),
+    "bf16 values": (("dtype:bf16",), 0.15),
+    "int8 values": (("dtype:i8",), 0.12),
+    "atomics": (("op:atomic",), 0.40),
+    "scan": (("op:scan",), 0.10),
+    "transpose": (("op:trans",), 0.08),
+    "masked loads": (("control:load_masked",), 0.35),
+    "branch in a loop": (("control:if_in_loop",), 0.12),
+    "nested loops": (("control:nested_for",), 0.20),
+}
+
+
+def check(coverage: dict, kernels: int, user_error_share: float) -> dict:
+    """{judged, missed: [{floor, features, share, least}]} from a campaign summary's coverage table."""
+    if kernels < MIN_KERNELS:
+        return {"judged": False, "missed": [], "why": f"{kernels} kernels: floors are judged from {MIN_KERNELS}"}
+    missed = []
+    for name, (features, least) in FLOORS.items():
+        share = sum(coverage.get(f, {}).get("kernels", 0) for f in features) / kernels
+        if share < least:
+            missed.append({"floor": name, "features": list(features), "share": round(share, 4), "least": least})
+    if user_error_share >= USER_ERROR_CEILING:
+        missed.append({"floor": "user errors", "features": ["verdict:user_error"], "share": user_error_share,
+                       "least": f"< {USER_ERROR_CEILING}"})
+    return {"judged": True, "missed": missed}
