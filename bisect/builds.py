@@ -61,8 +61,7 @@ def builtin(name: str) -> Recipe:
     build does not make that library from source (setup.py downloads it; TRITON_AMD_CODEGEN_PATH overrides)."""
     llc_probe = ["{out}/bin/llc", "-mtriple=amdgcn-amd-amdhsa", "-mcpu={mcpu}", "-O{opt}", "{input}",
                  "-o", "/dev/null"]
-    crash = r"LLVM ERROR|Assertion .* failed|Stack dump|PLEASE submit a bug report|Segmentation fault"
-    not_this_cpu = [r"is not a recognized processor for this target"]
+    from .llvm_releases import CRASH as crash, NOT_THIS_CPU as not_this_cpu  # what an llc probe means
     configure = ["cmake", "-G", "Ninja", "-S", "{src}/llvm", "-B", "{build}", "-DCMAKE_BUILD_TYPE=Release",
                  "-DLLVM_ENABLE_ASSERTIONS=ON", "-DLLVM_INCLUDE_TESTS=OFF", "-DLLVM_INCLUDE_BENCHMARKS=OFF",
                  "-DLLVM_INCLUDE_EXAMPLES=OFF", "-DLLVM_APPEND_VC_REV=OFF"]

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .builds import BuildCache, Recipe, builtin, expand, load_recipe
+from .builds import BuildCache, Recipe, expand, load_recipe
 from .core import SKIP, BisectError, ProbeLog, bisect
 from .git_repo import GitError, GitRepo
 from .probe import run_probe
@@ -70,7 +70,7 @@ def run(job: CommitJob, log=print, on_probe=None, probe_override=None) -> dict:
         if job.dep_repo is None:
             raise BisectError(f"the {recipe.name} recipe builds against a pinned {recipe.dependency}: "
                               f"give its repository (--dep-repo PATH)")
-        dep_recipe = _recipe(recipe.dependency, job.cache)
+        dep_recipe = load_recipe(recipe.dependency)
         dep_builds = BuildCache(job.cache / "builds", dep_recipe, job.jobs, job.defines)
         dep_tree = job.dep_repo.worktree(job.cache / "worktrees")
     expect = job.expect if job.expect is not None else recipe.expect
@@ -139,10 +139,6 @@ def run(job: CommitJob, log=print, on_probe=None, probe_override=None) -> dict:
     return record
 
 
-def _recipe(name: str, cache: Path) -> Recipe:
-    return builtin(name) if not name.endswith(".json") else load_recipe(name)
-
-
 def _pin_groups(recipe: Recipe) -> list:
     """Each group pins one dependency: the build's own (recipe.pins), then every other one the hand-off follows
     (Triton 3.9's AMD code generator, cmake/amd-llvm-info.json)."""
@@ -169,7 +165,7 @@ def _handoff(job: CommitJob, result, pins: list, log, on_probe) -> dict:
     log(f"the culprit moved {new_file} {old_pin[:12]} -> {new_pin[:12]}"
         + ("" if info["pin_only"] else f" (and changed {len(changed) - 1} other files)")
         + f": bisecting {job.dep_repo.path.name} between them")
-    sub = CommitJob(job.dep_repo, old_pin, new_pin, _recipe(recipe.handoff or recipe.dependency, job.cache),
+    sub = CommitJob(job.dep_repo, old_pin, new_pin, load_recipe(recipe.handoff or recipe.dependency),
                     job.handoff_input, job.cache, job.mode, job.handoff_expect, job.timeout, job.repeat, job.jobs,
                     job.defines, job.env)
     try:

@@ -174,8 +174,6 @@ class Prefetcher:
                                             start_new_session=True)
             return
 
-    def close(self):
-        pass  # a running build finishes on its own (see above)
 
 
 if __name__ == "__main__":  # the prefetch of one release: python -m gfxhound.bisect.releases ROOT VERSION

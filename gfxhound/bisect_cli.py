@@ -205,12 +205,8 @@ def _releases(args):
     from gfxhound.bisect.releases import Prefetcher
     ahead = Prefetcher(cache, log=lambda line: print(f"  {line} [ahead]", file=sys.stderr)) \
         if args.prefetch and not args.only_cached else None
-    try:
-        result = bisect(candidates, lambda v: probe_script(v, script), mode=mode, on_probe=save_state,
-                        repeat=args.repeat, known=known, ahead=ahead)
-    finally:
-        if ahead:
-            ahead.close()
+    result = bisect(candidates, lambda v: probe_script(v, script), mode=mode, on_probe=save_state,
+                    repeat=args.repeat, known=known, ahead=ahead)
     log.done()  # finished: the record below replaces the saved probes
     shown = str(script.relative_to(corpus.path(finding.signature))) if finding else script.name  # no local paths
     data = result.to_json()

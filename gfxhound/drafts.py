@@ -81,7 +81,7 @@ def _kernel_source(repro_text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.startswith(("import triton", "if ")))
 
 
-def triton_snippet(kernel: str, consts: dict, python: str = sys.executable) -> str:
+def triton_snippet(kernel: str, consts: dict) -> str:
     """A standalone compile of the kernel for its AMD target, as the Triton runtime would (3.3+ API), with the
     argument specialisation the runtime derives (computed by the installed Triton's own hooks)."""
     from gfxhound.compat import specialise, warp_size
@@ -237,7 +237,7 @@ def _triton(corpus, finding, folder, python, timeout, env) -> Draft:
     else:
         kernel = (spec_dir / "kernel.py").read_text() if (spec_dir / "kernel.py").exists() \
             else _kernel_source(repro_text)
-        code = triton_snippet(kernel, consts, python)
+        code = triton_snippet(kernel, consts)
         with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
             (Path(tmp) / "snippet.py").write_text(code)
             rc, out, ended = _run([python, "snippet.py"], tmp, timeout, env)

@@ -40,6 +40,7 @@ class NightConfig:
     triage: Path | None = None
     stage_timeout: float = 3600
     from_shards: list = field(default_factory=list)  # shard corpora made elsewhere (CI matrix jobs): no campaign
+    env: dict = field(default_factory=dict)  # of the repro runs (TRITON_HIP_LLD_PATH: the CLI finds ld.lld)
     date: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%d"))
 
 
@@ -136,8 +137,7 @@ class Night:
         examples = corpus.example_dirs(finding.signature)
         if not examples:
             return 0
-        env = {"TRITON_HIP_LLD_PATH": "/usr/lib/llvm-22/bin/ld.lld"} if Path("/usr/lib/llvm-22/bin/ld.lld").exists() \
-            else {}
+        env = self.c.env
         extra = ["--interpret"] if self.c.backend == "interpret" else []
         hits = 0
         for _ in range(self.c.reproductions):
@@ -207,7 +207,7 @@ class Night:
         from gfxhound import verify
         from gfxhound.scrub import Scrubber
         scrub = Scrubber({self.c.corpus: "corpus"})
-        env = {"TRITON_HIP_LLD_PATH": "/usr/lib/llvm-22/bin/ld.lld"}
+        env = self.c.env
         for finding in verify.open_findings(corpus):
             if finding.signature in tonight or finding.verdict == "miscompile":
                 continue  # wrong results need the backend that found them

@@ -272,7 +272,7 @@ def add_nightly(sub):
 def cmd_nightly(args):
     import os
 
-    from gfxhound.cli import UserError
+    from gfxhound.cli import UserError, _default_lld
     from gfxhound.nightly import Night, NightConfig
     if args.shards < 1 or args.reproductions < 1:
         raise UserError("--shards and --reproductions must be 1 or more")
@@ -285,7 +285,8 @@ def cmd_nightly(args):
                          reduce_s=args.reduce_s, bisect=args.bisect,
                          perf_set=Path(args.perf_set) if args.perf_set else None,
                          triage=Path(args.triage) if args.triage else None, stage_timeout=args.stage_timeout,
-                         from_shards=args.from_shards)
+                         from_shards=args.from_shards,
+                         env={"TRITON_HIP_LLD_PATH": _default_lld()} if _default_lld() else {})
     if args.date:
         config.date = args.date
     night = Night(config, log=lambda line: print(f"nightly: {line}", file=sys.stderr)).run()
