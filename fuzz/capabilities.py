@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from gfxhound.spec import KernelSpec, Launch
 
-CAPS_VERSION = 2  # bump when probing or introspection changes: cached capabilities are keyed by it
+CAPS_VERSION = 3  # bump when probing or introspection changes: cached capabilities are keyed by it
 ATOMIC_SEMS = ["relaxed", "acquire", "release", "acq_rel"]
 ATOMIC_SCOPES = ["gpu", "cta", "sys"]
 KNOB_CANDIDATES = {
@@ -30,7 +30,8 @@ ENV_KNOBS = ("AMDGCN_USE_BUFFER_OPS", "AMDGCN_USE_BUFFER_ATOMICS", "AMDGCN_ANALY
              "TRITON_HIP_USE_IN_THREAD_TRANSPOSE", "TRITON_HIP_ASYNC_FAST_SWIZZLE")
 ATOMIC_OPS = ("add", "max", "min", "xchg")
 ATOMIC_DTYPES = ("fp32", "i32", "fp16", "bf16", "fp64", "i64")
-DOT_DTYPES = ["fp32", "fp16", "bf16", "i8", "fp64"]
+DOT_DTYPES = ["fp32", "fp16", "bf16", "i8", "fp64", "fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16"]
+MX_PROBE_FORMATS = ("e2m1x2", "fp8e4nv", "fp8e5", "bf16", "fp16")  # operand dtype of each tl.dot_scaled format
 
 
 @dataclass
@@ -48,6 +49,10 @@ class Capabilities:
 
     def has(self, key: str) -> bool:
         return key in self._feature_set()
+
+    def allows(self, key: str) -> bool:
+        """Present, and not excluded by the execution backend (oracle/limitations.py)."""
+        return self.has(key) and not self.has("exclude:" + key)
 
     def allows_dtype(self, dtype: str) -> bool:
         """False for a dtype an execution backend cannot run faithfully (oracle/limitations.py steers it out)."""
@@ -100,7 +105,10 @@ def introspect(arch: str) -> Capabilities:
         pass
     to_params = inspect.signature(tl.tensor.to).parameters
     if "fp_downcast_rounding" in to_params:
-        features.append("cast:rounding")
+        features += ["cast:rounding", "cast:fp8-rtz"]
+    if hasattr(tl, "dot_scaled"):  # every format and the 16-element scale group: probes drop what is rejected
+        from .ops import MX_FORMATS
+        features += [f"dot_scaled:{fmt}" for fmt in MX_FORMATS.values()] + ["dot_scaled:group16"]
     fields = set(getattr(HIPOptions, "__dataclass_fields__", {}))
     knobs = {name: list(values) for name, values in KNOB_CANDIDATES.items() if name in fields}
     precisions = ["ieee"]
@@ -110,6 +118,9 @@ def introspect(arch: str) -> Capabilities:
         backend = HIPBackend(target)
         options = backend.parse_options({})
         precisions = sorted(set(options.allowed_dot_input_precisions))
+        fp8 = [d for d in getattr(options, "supported_fp8_dtypes", ()) if d in ("fp8e4nv", "fp8e5", "fp8e4b8",
+                                                                                  "fp8e5b16")]
+        features += [f"fp8:{d}" for d in fp8] + (["cast:to-fp8", "fp8:specials"] if fp8 else [])
         features.append("target")
     except Exception:  # noqa: BLE001 - an unknown target is reported by the campaign, not here
         pass
@@ -165,6 +176,35 @@ def _math_probe(name, dtype):
                       outputs=[{"dtype": dtype, "axes": "M", "mode": "store"}], body=body, launch=Launch())
 
 
+def _ptr_loads(n):
+    """Statements loading inputs in_0 .. in_{n-1} in order (a load's operand counts pointers from the last)."""
+    return [{"op": "load", "args": [n - 1 - i], "attrs": {"masked": True, "other": 0}} for i in range(n)]
+
+
+def _dot_scaled_probe(dtype, group=32):
+    """dot_scaled of one format on both sides, scaled on both sides: is the format (or the group) accepted?"""
+    k = "H" if dtype == "e2m1x2" else "K"
+    scale = "S" if group == 32 else "T"
+    inputs = [{"dtype": dtype, "axes": "M" + k, "order": "row"}, {"dtype": "e8m0", "axes": "M" + scale, "order": "row"},
+              {"dtype": dtype, "axes": k + "N", "order": "row"}, {"dtype": "e8m0", "axes": "N" + scale, "order": "row"}]
+    body = _ptr_loads(4) + [
+        {"op": "full", "args": [], "attrs": {"dtype": "fp32", "axes": "MN", "value": 0}},
+        {"op": "dot_scaled", "args": [0, 0, 0, 0, 0], "attrs": {}},
+        {"op": "store", "args": [0, 0], "attrs": {}}]
+    return KernelSpec(blocks={"M": 32, "N": 32, "K": 64}, sizes={"M": 32, "N": 32, "K": 64}, grid="MN",
+                      inputs=inputs, scalars=[], outputs=[{"dtype": "fp32", "axes": "MN", "mode": "store"}],
+                      body=body, launch=Launch(num_warps=4, num_stages=2))
+
+
+def _fp8_cast_probe(dtype, rounding=None):
+    """fp32 -> fp8 (with a rounding mode) -> stored: is the conversion accepted?"""
+    attrs = {"dtype": dtype, **({"rounding": rounding} if rounding else {})}
+    body = _ptr_loads(1) + [{"op": "cast", "args": [0], "attrs": attrs}, {"op": "store", "args": [0, 0], "attrs": {}}]
+    return KernelSpec(blocks={"M": 64, "N": 16, "K": 16}, sizes={"M": 64, "N": 16, "K": 16}, grid="M",
+                      inputs=[{"dtype": "fp32", "axes": "M", "order": "row"}], scalars=[],
+                      outputs=[{"dtype": dtype, "axes": "M", "mode": "store"}], body=body, launch=Launch())
+
+
 def probe_specs(caps: Capabilities) -> dict:
     """Name -> probe spec; each is compiled for caps.arch and judged by its verdict."""
     from .ops import MATH_OPS
@@ -172,6 +212,14 @@ def probe_specs(caps: Capabilities) -> dict:
     probes.update({f"math:{n}:{d}": _math_probe(n, d) for n in MATH_OPS for d in ("fp16", "bf16")
                    if caps.has(f"op:{n}")})
     probes.update({f"atomic:{op}:{d}": _atomic_probe(op, d) for op in ATOMIC_OPS for d in ATOMIC_DTYPES})
+    from .ops import MX_FORMATS
+    probes.update({f"dot_scaled:{MX_FORMATS[d]}": _dot_scaled_probe(d) for d in MX_PROBE_FORMATS
+                   if caps.has(f"dot_scaled:{MX_FORMATS[d]}")})
+    if caps.has("dot_scaled:group16"):
+        probes["dot_scaled:group16"] = _dot_scaled_probe("e2m1x2", 16)
+    fp8 = [d for d in DOT_DTYPES if d.startswith("fp8") and caps.has("fp8:" + d)]
+    if fp8 and caps.has("cast:fp8-rtz"):
+        probes["cast:fp8-rtz"] = _fp8_cast_probe(fp8[0], "rtz")
     for name, values in caps.knobs.items():
         for value in values[1:]:
             probes[f"knob:{name}={value}"] = _dot_probe("fp16", {name: value})
@@ -185,7 +233,7 @@ def finish(caps: Capabilities, verdicts: dict) -> Capabilities:
     for name, verdict in verdicts.items():
         if verdict != "user_error":
             continue
-        if name.startswith(("dot:", "math:", "atomic:")):
+        if name.startswith(("dot:", "math:", "atomic:", "dot_scaled:", "cast:")):
             features.discard(name)
         elif name.startswith("knob:"):
             knob, value = name[5:].split("=", 1)
@@ -202,6 +250,10 @@ def assume_all(arch: str, triton_version: str = "any") -> Capabilities:
     from .ops import MATH_OPS
     feats |= {f"math:{n}:{d}" for n in MATH_OPS for d in ("fp16", "bf16")}
     feats |= {f"atomic:{op}:{d}" for op in ATOMIC_OPS for d in ATOMIC_DTYPES}
+    from .ops import MX_FORMATS
+    feats |= {f"fp8:{d}" for d in DOT_DTYPES if d.startswith("fp8")} | {"cast:to-fp8", "cast:fp8-rtz",
+                                                                          "dot_scaled:group16", "fp8:specials"}
+    feats |= {f"dot_scaled:{fmt}" for fmt in MX_FORMATS.values()}
     return Capabilities(triton_version, arch, sorted(feats), ["ieee", "tf32"],
                         knobs={k: list(v) for k, v in KNOB_CANDIDATES.items()},
                         env_knobs={name: ["0", "1"] for name in ENV_KNOBS})

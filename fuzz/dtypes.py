@@ -8,7 +8,12 @@ class DType:
     tl: str  # Triton language spelling
     torch: str  # torch spelling (the oracle's)
     bits: int
-    kind: str  # "float" | "int" | "bool"
+    kind: str  # "float" | "fp8" (storage-only floats) | "int" | "bool" | "mx" (raw MX codes: packed FP4, E8M0)
+    sig: str = ""  # Triton's signature spelling when it differs from the name
+
+    @property
+    def signature(self) -> str:
+        return self.sig or self.name
 
 
 DTYPES = {d.name: d for d in [
@@ -20,10 +25,22 @@ DTYPES = {d.name: d for d in [
     DType("i1", "tl.int1", "bool", 1, "bool"),
     DType("fp64", "tl.float64", "float64", 64, "float"),
     DType("i64", "tl.int64", "int64", 64, "int"),
+    # 8-bit floats: OCP E4M3FN / E5M2 and AMD's fnuz flavours (no -0, no inf, NaN is 0x80, exponent bias + 1)
+    DType("fp8e4nv", "tl.float8e4nv", "float8_e4m3fn", 8, "fp8"),
+    DType("fp8e5", "tl.float8e5", "float8_e5m2", 8, "fp8"),
+    DType("fp8e4b8", "tl.float8e4b8", "float8_e4m3fnuz", 8, "fp8"),
+    DType("fp8e5b16", "tl.float8e5b16", "float8_e5m2fnuz", 8, "fp8"),
+    # block-scaled (MX) operands of tl.dot_scaled, held as raw bytes: two FP4 (E2M1) codes a byte, low nibble
+    # first; E8M0 scales, one byte per 32 (or 16) elements along K
+    DType("e2m1x2", "tl.uint8", "uint8", 8, "mx", sig="u8"),
+    DType("e8m0", "tl.uint8", "uint8", 8, "mx", sig="u8"),
 ]}
+FP8 = ("fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16")
+FP8_OCP, FP8_FNUZ = FP8[:2], FP8[2:]
+MX_CODES = ("e2m1x2", "e8m0")
 MEMORY_DTYPES = ("fp32", "fp16", "bf16", "i8", "i32", "fp64", "i64")  # what kernels load and store
 COMMON_DTYPES = ("fp32", "fp16", "bf16", "i8", "i32")  # drawn more often than the 64-bit ones
-FLOATS = tuple(n for n, d in DTYPES.items() if d.kind == "float")
+FLOATS = tuple(n for n, d in DTYPES.items() if d.kind == "float")  # arithmetic floats (fp8 is storage only)
 INTS = tuple(n for n, d in DTYPES.items() if d.kind == "int")
 NUMERIC = FLOATS + INTS
 INT_RANGE = {"i8": (-128, 127), "i32": (-2147483520, 2147483520), "i64": (-2147483520, 2147483520)}  # float bounds exactly representable in fp32
@@ -34,7 +51,16 @@ def tl(name: str) -> str:
 
 
 def is_float(name: str) -> bool:
-    return DTYPES[name].kind == "float"
+    """Holds a real value (the oracle keeps it in float64): arithmetic floats and the 8-bit floats."""
+    return DTYPES[name].kind in ("float", "fp8")
+
+
+def is_fp8(name: str) -> bool:
+    return DTYPES[name].kind == "fp8"
+
+
+def signature(name: str) -> str:
+    return DTYPES[name].signature
 
 
 def is_int(name: str) -> bool:
@@ -47,4 +73,4 @@ def nbytes(name: str) -> int:
 
 def usable(names, caps) -> list:
     """The dtypes of `names` this campaign may generate (an execution backend can exclude some)."""
-    return [n for n in names if caps.allows_dtype(n)]
+    return [n for n in names if caps.allows_dtype(n) and (not is_fp8(n) or caps.has("fp8:" + n))]

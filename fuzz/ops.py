@@ -18,8 +18,9 @@ from typing import Callable, NamedTuple
 from hypothesis import strategies as st
 
 from . import dtypes as D
+from .axes import K_VIEWS, SCALE_AXES
 
-REGISTRY_VERSION = 2
+REGISTRY_VERSION = 3
 
 
 class VType(NamedTuple):
@@ -34,7 +35,10 @@ def T(dtype, axes=""):
 
 
 def is_t(v, dtypes=None):
-    return v.kind == "t" and (dtypes is None or v.dtype in dtypes)
+    """A tensor or scalar value (of one of `dtypes`); raw MX codes only where a slot names them."""
+    if dtypes is None:
+        return v.kind == "t" and v.dtype not in D.MX_CODES
+    return v.kind == "t" and v.dtype in dtypes
 
 
 def same_or_scalar(a, b):
@@ -171,10 +175,20 @@ register(OpDef("where", "select", 3, _where_accepts, _where_result,
 
 
 # ---- casts ------------------------------------------------------------------------------------------------------
+FP8_MAX = {"fp8e4nv": 448.0, "fp8e5": 57344.0, "fp8e4b8": 240.0, "fp8e5b16": 57344.0}
+FP8_PARTNERS = ("fp32", "fp16", "bf16")  # what converts to and from an 8-bit float
+
+
 def _cast_emit(n, types, attrs, ctx):
     src, dst = types[0].dtype, attrs["dtype"]
     if dst == "i1":
         return f"{n[0]} != 0"
+    if D.is_fp8(dst):  # out of range is implementation-defined (saturate, inf or NaN by target): clamp first
+        top = FP8_MAX[dst]
+        clamped = f"tl.minimum(tl.maximum({n[0]}, -{top}), {top})"
+        rounding = attrs.get("rounding")
+        kw = f', fp_downcast_rounding="{rounding}"' if rounding else ""
+        return f"{clamped}.to({D.tl(dst)}{kw})"
     if D.is_float(src) and D.is_int(dst):
         lo, hi = D.INT_RANGE[dst]
         clean = f"tl.where({n[0]} != {n[0]}, 0.0, {n[0]}.to(tl.float32))"
@@ -187,18 +201,38 @@ def _cast_emit(n, types, attrs, ctx):
 
 def _cast_attrs(draw, types, caps):
     src = types[0].dtype
-    dst = draw(st.sampled_from([d for d in D.usable(D.COMMON_DTYPES * 3 + D.MEMORY_DTYPES + ("i1",), caps) if d != src]))
+    if D.is_fp8(src):
+        choices = D.usable(FP8_PARTNERS, caps)
+    else:
+        choices = D.usable(D.COMMON_DTYPES * 3 + D.MEMORY_DTYPES + ("i1",), caps)
+        if src in FP8_PARTNERS and caps.allows("cast:to-fp8"):
+            choices += D.usable(D.FP8, caps) * 2
+    dst = draw(st.sampled_from([d for d in choices if d != src] or ["fp32"]))
     attrs = {"dtype": dst}
-    if src == "fp32" and dst in ("fp16", "bf16") and caps.has("cast:rounding") and draw(st.booleans()):
+    if src == "fp32" and _rounding_ok(dst, caps) and draw(st.booleans()):
         attrs["rounding"] = draw(st.sampled_from(["rtne", "rtz"]))
     return attrs
 
 
+def _rounding_ok(dst, caps):
+    return (dst in ("fp16", "bf16") and caps.has("cast:rounding")) or (D.is_fp8(dst) and caps.has("cast:fp8-rtz"))
+
+
+def _cast_valid(types, attrs, ctx):
+    src, dst = types[0].dtype, attrs["dtype"]
+    if dst == src or dst not in D.DTYPES or D.DTYPES[dst].kind == "mx":
+        return False
+    if (D.is_fp8(src) or D.is_fp8(dst)) and not (src in FP8_PARTNERS or dst in FP8_PARTNERS):
+        return False
+    if D.is_fp8(dst) and not ctx.caps.allows("cast:to-fp8"):
+        return False
+    return not attrs.get("rounding") or (src == "fp32" and _rounding_ok(dst, ctx.caps))
+
+
 register(OpDef("cast", "cast", 1, lambda s, v, c: is_t(v), lambda t, a, c: [VType("t", a["dtype"], t[0].axes)],
-               _cast_emit, draw_attrs=_cast_attrs,
-               valid=lambda t, a, c: a["dtype"] != t[0].dtype and (not a.get("rounding") or (
-                   t[0].dtype == "fp32" and a["dtype"] in ("fp16", "bf16"))),
-               ub_guard="float->int: NaN to 0, clamped to the target range", weight=1.5,
+               _cast_emit, draw_attrs=_cast_attrs, valid=_cast_valid,
+               ub_guard="float->int: NaN to 0, clamped to the target range; float->fp8: clamped to the finite "
+                        "range", weight=1.5,
                ref=lambda k, x, t, a, n: k.cast(x[0], a["dtype"], a.get("rounding"))))
 
 _BITCAST_PAIRS = {"fp32": "i32", "i32": "fp32", "fp16": "bf16", "bf16": "fp16", "fp64": "i64", "i64": "fp64"}
@@ -303,7 +337,7 @@ register(OpDef("scan", "scan", 1, lambda s, v, c: is_t(v, D.NUMERIC) and len(v.a
 
 
 # ---- matrix products --------------------------------------------------------------------------------------------
-DOT_DTYPES = ("fp32", "fp16", "bf16", "i8", "fp64")
+DOT_DTYPES = ("fp32", "fp16", "bf16", "i8", "fp64") + D.FP8
 
 
 def _dot_accepts(slot, v, chosen):
@@ -379,6 +413,89 @@ register(OpDef("dot_acc", "dot", 3, _dot_acc_accepts, _dot_result, _dot_emit, dr
                valid=_dot_valid, weight=2.0, ref=_dot_ref))
 
 
+# ---- block-scaled (MX) matrix products --------------------------------------------------------------------------
+# tl.dot_scaled's operand format follows from the operand's dtype; a side's E8M0 scales are a (rows, K / group)
+# tile, along axis S (groups of 32) or T (groups of 16). Four ops: scales on both sides, on one, or on none.
+MX_FORMATS = {"e2m1x2": "e2m1", "fp8e4nv": "e4m3", "fp8e5": "e5m2", "bf16": "bf16", "fp16": "fp16"}
+SCALED_ROLES = {
+    "dot_scaled": ("lhs", "lhs_scale", "rhs", "rhs_scale", "acc"),
+    "dot_scaled_lhs": ("lhs", "lhs_scale", "rhs", "acc"),
+    "dot_scaled_rhs": ("lhs", "rhs", "rhs_scale", "acc"),
+    "dot_scaled_none": ("lhs", "rhs", "acc"),
+}
+
+
+def _mx_operand_axes(dtype, side):
+    k = "H" if dtype == "e2m1x2" else "K"
+    return "M" + k if side == "lhs" else k + "N"
+
+
+def _scaled_accepts(roles):
+    def accepts(slot, v, chosen):
+        role = roles[slot]
+        if v.kind != "t":
+            return False
+        if role in ("lhs", "rhs"):
+            return v.dtype in MX_FORMATS and v.axes == _mx_operand_axes(v.dtype, role)
+        if role in ("lhs_scale", "rhs_scale"):
+            rows = "M" if role == "lhs_scale" else "N"
+            group = [c.axes[1] for c, r in zip(chosen, roles) if r == "lhs_scale"]
+            return v.dtype == "e8m0" and len(v.axes) == 2 and v.axes[0] == rows and v.axes[1] in SCALE_AXES and (
+                not group or v.axes[1] == group[0])
+        return v.dtype == "fp32" and v.axes == "MN"
+    return accepts
+
+
+def _scaled_operands(roles, values):
+    return dict(zip(roles, values))
+
+
+def _scaled_valid(roles):
+    def valid(types, attrs, ctx):
+        ops = _scaled_operands(roles, types)
+        formats = [MX_FORMATS[ops[side].dtype] for side in ("lhs", "rhs")]
+        if not all(ctx.caps.has("dot_scaled:" + f) for f in formats):
+            return False
+        groups = {ops[r].axes[1] for r in ("lhs_scale", "rhs_scale") if r in ops}
+        group = K_VIEWS[groups.pop()] if groups else 32
+        if groups or ctx.blocks["K"] % group or ctx.sizes["K"] % group or ctx.blocks["K"] < 32:
+            return False
+        if group == 16 and not ctx.caps.has("dot_scaled:group16"):
+            return False
+        return ctx.blocks["M"] >= 16 and ctx.blocks["N"] >= 16
+    return valid
+
+
+def _scaled_emit(roles):
+    def emit(n, types, attrs, ctx):
+        ops, kinds = _scaled_operands(roles, n), _scaled_operands(roles, types)
+        parts = []
+        for side in ("lhs", "rhs"):
+            scale = ops.get(side + "_scale")
+            parts += [str(ops[side]), str(scale) if scale is not None else "None",
+                      f'"{MX_FORMATS[kinds[side].dtype]}"']
+        return f"tl.dot_scaled({', '.join(parts)}, {ops['acc']})"
+    return emit
+
+
+def _scaled_ref(roles):
+    def ref(k, x, t, a, n):
+        ops, kinds = _scaled_operands(roles, x), _scaled_operands(roles, t)
+        sides = []
+        for side in ("lhs", "rhs"):
+            scale = side + "_scale"
+            sides.append((ops[side], MX_FORMATS[kinds[side].dtype], ops.get(scale),
+                          K_VIEWS[kinds[scale].axes[1]] if scale in kinds else 32))
+        return k.dot_scaled(sides[0], sides[1], ops["acc"])
+    return ref
+
+
+for _name, _roles in SCALED_ROLES.items():
+    register(OpDef(_name, "dot", len(_roles), _scaled_accepts(_roles), lambda t, a, c: [VType("t", "fp32", "MN")],
+                   _scaled_emit(_roles), valid=_scaled_valid(_roles), needs="op:dot_scaled", weight=0.5,
+                   ref=_scaled_ref(_roles)))
+
+
 # ---- shape manipulation -----------------------------------------------------------------------------------------
 register(OpDef("trans", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) == 2 and "2" not in v.axes,
                lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[::-1])], lambda n, t, a, c: f"tl.trans({n[0]})",
@@ -413,7 +530,8 @@ def _expand_emit(n, types, attrs, ctx):
     return f"tl.broadcast_to(tl.expand_dims({n[0]}, {attrs['position']}), ({shape}))"
 
 
-register(OpDef("expand", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) <= 1, _expand_result, _expand_emit,
+register(OpDef("expand", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) <= 1 and (
+    v.axes or not D.is_fp8(v.dtype)), _expand_result, _expand_emit,
                draw_attrs=_expand_attrs,
                valid=lambda t, a, c: a["axis"] not in t[0].axes and a["position"] <= len(t[0].axes), weight=1.5,
                ref=lambda k, x, t, a, n: k.expand(x[0], a["position"], k.shape(n["out_types"][0].axes))))
@@ -501,7 +619,7 @@ register(OpDef("load", "memory", 1, lambda s, v, c: v.kind == "ptr",
 
 def _store_accepts(slot, v, chosen):
     if slot == 0:
-        return is_t(v, D.MEMORY_DTYPES)
+        return is_t(v, D.MEMORY_DTYPES + D.FP8)
     return v.kind == "out" and v.mode == "store" and v.dtype == chosen[0].dtype and v.axes == chosen[0].axes
 
 

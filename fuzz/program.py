@@ -14,7 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import dtypes as D
-from .ops import REGISTRY, VType
+from .axes import K_VIEWS, block_expr, extent, follows_k, offsets_line, offsets_name, size_expr, used_k_views
+from .ops import MX_FORMATS, REGISTRY, VType
 
 
 @dataclass
@@ -98,6 +99,21 @@ class Features:
 
 
 def detail_features(op, types, attrs):
+    out = {f"fp8:{'ocp' if t.dtype in D.FP8_OCP else 'fnuz'}" for t in types if D.is_fp8(t.dtype)}
+    if op.name == "cast" and D.is_fp8(attrs.get("dtype", "")):
+        out.add(f"fp8:{'ocp' if attrs['dtype'] in D.FP8_OCP else 'fnuz'}")
+        out.add(f"cast_to_fp8:{attrs.get('rounding', 'rtne')}")
+    return out | _op_details(op, types, attrs)
+
+
+def _op_details(op, types, attrs):
+    if op.name.startswith("dot_scaled"):
+        out = {f"dot_scaled:{MX_FORMATS[t.dtype]}" for t in types if t.dtype in MX_FORMATS and len(t.axes) == 2
+               and t.axes != "MN"}
+        out.add("dot_scaled_scales:" + {"dot_scaled": "both", "dot_scaled_lhs": "lhs", "dot_scaled_rhs": "rhs",
+                                        "dot_scaled_none": "none"}[op.name])
+        out |= {f"dot_scaled_group:{K_VIEWS[t.axes[1]]}" for t in types if t.dtype == "e8m0"}
+        return out
     if op.family == "dot":
         out = {f"dot:{types[0].dtype}"}
         if attrs.get("input_precision"):
@@ -125,13 +141,14 @@ class Walker:
         self.in_branch = False
         self.koffs = "offs_K"
         self.nodes: list[dict] = []  # the resolved program the oracle evaluates (see oracle/evaluate.py)
+        self.k_views = used_k_views(spec.inputs)
 
     # --- context used by the op registry's emitters --------------------------------------------------------------
     def block(self, axis):
-        return "2" if axis == "2" else f"BLOCK_{axis}"
+        return block_expr(axis)
 
     def offs(self, axis):
-        return self.koffs if axis == "K" else f"offs_{axis}"
+        return offsets_name(axis, self.koffs)
 
     def offsets(self, axes, strides):
         terms = []
@@ -148,15 +165,15 @@ class Walker:
                 continue
             index = ", ".join(":" if j == i else "None" for j in range(len(axes)))
             sub = f"[{index}]" if len(axes) > 1 else ""
-            terms.append(f"({self.offs(axis)} < {axis}){sub}")
+            terms.append(f"({self.offs(axis)} < {size_expr(axis)}){sub}")
         return " & ".join(terms) if terms else "None"
 
     def axis_in_bounds(self, axis):
         """True when the offsets along ``axis`` can never leave the tensor, so a load needs no mask."""
-        size, block = self.sizes[axis], self.blocks[axis]
+        size, block = extent(axis, self.sizes), extent(axis, self.blocks)
         if axis in self.grid:
             return size % block == 0
-        if axis == "K" and self.loops:
+        if follows_k(axis) and self.loops:
             trip = self.loops[-1]["trip"]
             if trip[0] == "cdiv":
                 return size % block == 0
@@ -244,6 +261,8 @@ class Walker:
         from_load = op.name == "load" and bool(self.loops) or any(a.from_load for a in args)
         if op.family == "dot" and self.loops and any(a.from_load for a in args):
             self.features.control.add("kloop_dot")
+            if self.loops[-1].get("stages", self.spec.launch.num_stages) >= 2:
+                self.features.control.add("kloop_pipelined")  # the software pipeliner has a K-loop to work on
         node = {"k": "op", "op": op.name, "args": [a.name for a in args], "types": types, "attrs": attrs,
                 "out": [], "koffs": self.koffs}
         if op.name == "load" and types[0].axes:
@@ -309,8 +328,11 @@ class Walker:
             body.define(Value(c.name, c.type, from_load=False))
         outer_koffs = self.koffs
         self.koffs = f"offs_K_{index}"
-        self.loops.append({"trip": trip})
+        self.loops.append({"trip": trip, "stages": int(stages) if stages is not None and self.caps.has(
+            "loop:num_stages") else self.spec.launch.num_stages})
         self.emit(depth + 1, f"{self.koffs} = {index} * BLOCK_K + tl.arange(0, BLOCK_K)")
+        for axis in self.k_views:
+            self.emit(depth + 1, offsets_line(axis, self.koffs, index))
         if trip[0] == "static" or self.caps.has("exclude:raw-loop-index"):
             # a static_range index is a constexpr (and an interpreted range index a Python int): make it i32
             self.emit(depth + 1, f"{index} = {index} + tl.full([], 0, tl.int32)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import dtypes as D
+from .axes import extent, offsets_line, used_k_views
 from .program import walk
 
 HUGE_BYTES = 1 << 32
@@ -27,7 +28,7 @@ class Rendered:
 
 
 def memory_shape(axes, sizes):
-    return [4] if not axes else [2 if a == "2" else sizes[a] for a in axes]
+    return [4] if not axes else [extent(a, sizes) for a in axes]
 
 
 def row_major_strides(shape):
@@ -67,7 +68,7 @@ def kernel_args(spec):
             numel *= d
         # a "huge" input is a view into an allocation over 2 GB: the runtime then omits tt.pointer_range
         nbytes = HUGE_BYTES if arg.get("huge") else numel * D.nbytes(arg["dtype"])
-        args.append({"name": f"in_{i}", "kind": "ptr", "type": "*" + arg["dtype"], "value": nbytes})
+        args.append({"name": f"in_{i}", "kind": "ptr", "type": "*" + D.signature(arg["dtype"]), "value": nbytes})
         for j, stride in enumerate(input_strides(arg, spec.sizes)):
             args.append({"name": f"s_in_{i}_{j}", "kind": "int", "type": "i32", "value": stride})
     for i, arg in enumerate(spec.outputs):
@@ -75,7 +76,7 @@ def kernel_args(spec):
         numel = 1
         for d in shape:
             numel *= d
-        args.append({"name": f"out_{i}", "kind": "ptr", "type": "*" + arg["dtype"],
+        args.append({"name": f"out_{i}", "kind": "ptr", "type": "*" + D.signature(arg["dtype"]),
                      "value": numel * D.nbytes(arg["dtype"])})
         if arg["axes"]:
             for j, stride in enumerate(row_major_strides(shape)):
@@ -107,6 +108,7 @@ def render(spec, caps, kernel_name="kernel") -> Rendered:
         prologue += ["offs_N = tl.arange(0, BLOCK_N)"]
     prologue += ["offs_M = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)", "offs_K = tl.arange(0, BLOCK_K)",
                  "offs_2 = tl.arange(0, 2)"]
+    prologue += [offsets_line(axis, "offs_K", None) for axis in used_k_views(spec.inputs)]
     if caps.has("exclude:raw-scalar-args"):  # the interpreter passes scalars as Python numbers: make them tensors
         for i, arg in enumerate(spec.scalars):
             zero = "0.0" if D.is_float(arg["dtype"]) else "0"

@@ -37,6 +37,7 @@ ARGS = {args}
 TIMEOUT_S = {timeout}
 DEFAULT_LLD = {lld!r}
 LLC = {llc!r}  # set when the bug is in LLVM's llc (stage llc-verify); `--llc=PATH` picks another llc
+TTGIR = {ttgir}  # set when the kernel is its TTGIR with mutated layouts: that text is what is compiled
 
 # ---- gfxhound/signature.py (embedded) ----------------------------------------------------------------------------
 {signature_src}
@@ -50,7 +51,12 @@ if "--child" in sys.argv:
 
 def child():
     install_stage_markers()
-    compiled = compile_for_amd({kernel_name}, ARGS, ARCH, OPTIONS, ENV_KNOBS)
+    if TTGIR is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            compiled = compile_ttgir_for_amd(TTGIR, os.path.join(tmp, "kernel.ttgir"), ARCH,
+                                             {{k: v for k, v in OPTIONS.items() if k != "num_stages"}}, ENV_KNOBS)
+    else:
+        compiled = compile_for_amd({kernel_name}, ARGS, ARCH, OPTIONS, ENV_KNOBS)
     print("compiled")
     llc = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--llc=")), LLC)
     if llc:
@@ -129,7 +135,8 @@ _EMBEDDED = {"signature": inspect.getsource(signature), "llc_text": inspect.gets
 
 
 def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash: str, timeout_s: int = 600,
-                 lld: str = "/usr/lib/llvm-22/bin/ld.lld", llc: str | None = None) -> str:
+                 lld: str = "/usr/lib/llvm-22/bin/ld.lld", llc: str | None = None, ttgir: str | None = None) -> str:
+    """The repro script; `ttgir`: the layout-mutated TTGIR a layout pair's finding compiles instead of the source."""
     kernel_body = rendered.source.replace("import triton\nimport triton.language as tl\n", "")
     kernel_src = "    import triton\n    import triton.language as tl\n" + "\n".join(
         ("    " + line) if line.strip() else "" for line in kernel_body.strip("\n").splitlines())
@@ -141,4 +148,4 @@ def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash:
         args=pprint.pformat(rendered.args), timeout=int(timeout_s),
         signature_src=_EMBEDDED["signature"], llc_text_src=_EMBEDDED["llc_text"], compat_src=_EMBEDDED["compat"],
         kernel_src=kernel_src,
-        kernel_name=rendered.kernel_name, llc=llc or "")
+        kernel_name=rendered.kernel_name, llc=llc or "", ttgir="None" if ttgir is None else repr(ttgir))

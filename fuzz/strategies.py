@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 from gfxhound.spec import KernelSpec, Launch
 
 from . import dtypes as D
-from .ops import REGISTRY, VType, ops_for
+from .ops import MX_FORMATS, REGISTRY, SCALED_ROLES, VType, ops_for
+from .pairs import draw_pair
 from .program import Value, Walker, carriable
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 INPUT_AXES = ["MK", "KN", "MN", "NM", "KM", "NK", "M", "N", "K", ""]
 MAX_OUTPUTS = 6
 
@@ -105,7 +106,7 @@ class Generator:
         acc = None
         if kloop:
             a_ptrs = [v for v in env.values if v.type.kind == "ptr" and v.type.axes == "MK"]
-            acc_dtype = "i32" if a_ptrs and a_ptrs[0].type.dtype == "i8" else "fp32"
+            acc_dtype = "i32" if a_ptrs and a_ptrs[0].type.dtype == "i8" and not self.spec.meta.get("mx") else "fp32"
             self.try_op(env, body, "full", [], {"dtype": acc_dtype, "axes": "MN", "value": 0})
             acc = env.values[-1]
         tensors = carriable(env)
@@ -122,7 +123,9 @@ class Generator:
         carried = [tensors[-1 - (r % len(tensors))] for r in carry]
         cvals = [inner.define(Value(f"c{i}", v.type)) for i, v in enumerate(carried)]
         self.walker.loops.append({"trip": trip})
-        if kloop:
+        if kloop and self.spec.meta.get("mx"):
+            self.mx_body(inner, loop["body"], cvals[0])
+        elif kloop:
             self.kloop_body(inner, loop["body"], cvals[0])
         self.block(inner, loop["body"], depth + 1, draw(st.integers(1, 5)))
         self.walker.loops.pop()
@@ -172,6 +175,32 @@ class Generator:
             return
         attrs = dot.draw_attrs(draw, (vals[0].type, vals[1].type, acc.type), self.caps)
         self.try_op(env, body, "dot_acc", refs, attrs)
+
+    def mx_body(self, env, body, acc):
+        """Loads of the block-scaled operands and their scales, then acc = dot_scaled(...) (tl.dot_scaled's
+        operand format follows from the operand's dtype; which scales exist decides which of the four ops)."""
+        draw = self.draw
+        load = REGISTRY["load"]
+        values = {}
+        for i, arg in enumerate(self.spec.inputs[:self.spec.meta["mx"]]):
+            ptr = next(v for v in env.values if v.name == f"in_{i}")
+            got = self.try_op(env, body, "load", [self.ref_to(env, load, 0, [], ptr)],
+                              {"masked": draw(st.booleans()), "other": 0})
+            if not got:
+                return
+            values[arg["role"]] = got[0]
+        if draw(st.integers(0, 2)) == 0:
+            self.random_op(env, body)
+        roles = next(r for name, r in SCALED_ROLES.items() if name == self.spec.meta["mx_op"])
+        op = REGISTRY[self.spec.meta["mx_op"]]
+        values["acc"] = acc
+        chosen, refs = [], []
+        for slot, role in enumerate(roles):
+            if values[role] not in env.candidates(op, slot, [v.type for v in chosen]):
+                return  # an operand this op cannot take here (the accumulator is not fp32)
+            refs.append(self.ref_to(env, op, slot, chosen, values[role]))
+            chosen.append(values[role])
+        self.try_op(env, body, op.name, refs, {})
 
     def bias(self, env, body, acc):
         """acc + (a tile loaded in this iteration), as attention kernels add a bias or mask inside the loop."""
@@ -272,7 +301,7 @@ class Generator:
     def epilogue(self, body):
         """Store the values nothing else consumed, so the compiler cannot delete the kernel's work."""
         leaves = [v for v in self.env.values if v.type.kind == "t" and v.uses == 0
-                  and not v.name.startswith(("pid_", "sa_"))]
+                  and not v.name.startswith(("pid_", "sa_")) and v.type.dtype not in D.MX_CODES]
         for leaf in leaves[-4:][::-1]:
             value = leaf
             if value.type.dtype == "i1":
@@ -310,6 +339,36 @@ class Generator:
             self.try_op(self.env, body, op, refs, attrs)
 
 
+def mx_operands(draw, caps):
+    """The inputs of a block-scaled product: (inputs, op name, scale group), or None where the target has no
+    tl.dot_scaled. Operands come first, in the op's order, each with its role; scale values stay near 1 (E8M0
+    codes 124..130) so an fp16 partner, which CDNA3 upcasts both sides to, cannot overflow."""
+    dtypes = [d for d, fmt in MX_FORMATS.items() if caps.has("dot_scaled:" + fmt)
+              and (d == "e2m1x2" or caps.allows_dtype(d)) and (not D.is_fp8(d) or caps.has("fp8:" + d))]
+    if not caps.has("op:dot_scaled") or not dtypes:
+        return None
+    # the MX formats twice as often as the plain bf16/fp16 partners
+    weighted = [d for d in dtypes for _ in range(1 if d in ("bf16", "fp16") else 2)]
+    op = draw(st.sampled_from(["dot_scaled", "dot_scaled", "dot_scaled", "dot_scaled_lhs", "dot_scaled_rhs",
+                               "dot_scaled_none"]))
+    # 16-element groups only with both sides scaled: an unscaled side counts as 32, and Triton 3.9 rejects the
+    # mix late, in a TTGIR pass ("Operands must have the same scale factor"), which a campaign would keep finding
+    group = 16 if op == "dot_scaled" and caps.has("dot_scaled:group16") and draw(st.integers(0, 2)) == 0 else 32
+    scale_axis = "S" if group == 32 else "T"
+    inputs = []
+    for role in SCALED_ROLES[op]:
+        if role in ("lhs", "rhs"):
+            dtype = draw(st.sampled_from(weighted))
+            k = "H" if dtype == "e2m1x2" else "K"
+            axes = "M" + k if role == "lhs" else k + "N"
+            inputs.append({"dtype": dtype, "axes": axes, "order": draw(st.sampled_from(["row", "row", "col"])),
+                           "role": role})
+        elif role != "acc":
+            rows = "M" if role == "lhs_scale" else "N"
+            inputs.append({"dtype": "e8m0", "axes": rows + scale_axis, "order": "row", "role": role})
+    return inputs, op, group
+
+
 @st.composite
 def kernel_specs(draw, caps, max_ops=24):
     grid = draw(st.sampled_from(["MN", "MN", "M"]))
@@ -318,25 +377,38 @@ def kernel_specs(draw, caps, max_ops=24):
         blocks["K"] = min(blocks["K"], 32)
         blocks["N"] = min(blocks["N"], 64)
     sizes = {a: _size(draw, blocks[a]) for a in "MNK"}
-    matmul = draw(st.integers(0, 9)) < 6
+    mx = mx_operands(draw, caps) if draw(st.integers(0, 9)) < 3 else None
+    matmul = mx is not None or draw(st.integers(0, 9)) < 6
     inputs = []
-    if matmul:
-        dtype = draw(st.sampled_from([d for d in D.usable(("fp16", "fp16", "bf16", "bf16", "fp32", "i8", "fp64"), caps)
-                                      if caps.has("dot:" + d)] or ["fp16"]))
+    meta = {"generator": GENERATOR_VERSION}
+    if mx:
+        inputs, op, group = mx
+        blocks["K"] = draw(st.sampled_from([b for b in (32, 64, 128) if b >= group]))
+        blocks["M"], blocks["N"] = (min(blocks[a], 64) for a in "MN")
+        sizes["K"] = blocks["K"] * draw(st.integers(1, 3)) if draw(st.booleans()) else \
+            blocks["K"] * draw(st.integers(0, 2)) + group * draw(st.integers(1, blocks["K"] // group))
+        meta.update(mx=len(inputs), mx_op=op)
+    elif matmul:
+        dtype = draw(st.sampled_from([d for d in D.usable(("fp16", "fp16", "bf16", "bf16", "fp32", "i8", "fp64")
+                                                          + D.FP8, caps) if caps.has("dot:" + d)] or ["fp16"]))
         inputs += [{"dtype": dtype, "axes": "MK", "order": draw(st.sampled_from(["row", "row", "col"]))},
                    {"dtype": dtype, "axes": "KN", "order": draw(st.sampled_from(["row", "row", "col"]))}]
     for _ in range(draw(st.integers(0 if matmul else 1, 3))):
         axes = draw(st.sampled_from(INPUT_AXES))
-        inputs.append({"dtype": draw(st.sampled_from(D.usable(D.MEMORY_DTYPES, caps))), "axes": axes,
+        inputs.append({"dtype": draw(st.sampled_from(D.usable(D.MEMORY_DTYPES + D.FP8, caps))), "axes": axes,
                        "order": draw(st.sampled_from(["row", "col"])) if len(axes) == 2 else "row"})
     if matmul and draw(st.integers(0, 2)) == 0:  # a bias/mask tile read inside the K-loop (attention-like)
         inputs.append({"dtype": draw(st.sampled_from(D.usable(["fp32", "fp16", "bf16", "i8"], caps))), "axes": "MN",
                        "order": "row"})
     if inputs and draw(st.integers(0, 2)) == 0:  # a twin buffer, so kernels can choose between two pointers
-        inputs.append(dict(draw(st.sampled_from(inputs))))
+        twin = dict(draw(st.sampled_from(inputs)))
+        twin.pop("role", None)
+        inputs.append(twin)
     for arg in inputs:
         if draw(st.integers(0, 9)) == 0:
-            arg["huge"] = True  # a view into a > 2 GB allocation: no tt.pointer_range for this argument
+            arg["huge"] = True
+        if D.is_fp8(arg["dtype"]) and "role" not in arg and caps.allows("fp8:specials") and draw(st.booleans()):
+            arg["values"] = "specials"  # NaN, infinities, the largest value, the smallest subnormal (oracle/inputs.py)  # a view into a > 2 GB allocation: no tt.pointer_range for this argument
     scalars = []
     for _ in range(draw(st.integers(0, 2))):
         if draw(st.booleans()):
@@ -351,11 +423,14 @@ def kernel_specs(draw, caps, max_ops=24):
     for name, values in sorted(caps.env_knobs.items()):
         if values and draw(st.integers(0, 3)) == 0:
             launch.env[name] = draw(st.sampled_from(values))
+    pair = draw_pair(draw, caps, launch) if draw(st.integers(0, 9)) < 3 else None  # a metamorphic pair
     spec = KernelSpec(blocks=blocks, sizes=sizes, grid=grid, inputs=inputs, scalars=scalars, outputs=[], body=[],
-                      launch=launch, meta={"generator": GENERATOR_VERSION})
+                      launch=launch, pair=pair, meta=meta)
     gen = Generator(draw, caps, spec, max_ops)
     body = spec.body
-    if matmul and draw(st.integers(0, 2)) > 0:
+    if mx:
+        gen.gen_for(gen.env, body, 1, kloop=True)
+    elif matmul and draw(st.integers(0, 2)) > 0:
         gen.random_op(gen.env, body) if draw(st.booleans()) else None
         gen.gen_for(gen.env, body, 1, kloop=True)
     gen.block(gen.env, body, 1, draw(st.integers(2, max_ops)))

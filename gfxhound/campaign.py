@@ -90,6 +90,8 @@ def features_of(spec, features, arch):
               f"target:{arch}", f"grid:{spec.grid}"}
     feats |= {f"knob:{k}={v}" for k, v in spec.launch.options.items()}
     feats |= {f"env:{k}={v}" for k, v in spec.launch.env.items()}
+    if spec.pair:
+        feats.add(f"pair:{spec.pair.get('kind')}")
     return feats
 
 
@@ -177,7 +179,9 @@ class Campaign:
             return None
         from gfxhound.fuzz.ops import REGISTRY_VERSION
         from gfxhound.signature import USER_ERROR_PATTERNS
-        table = hashlib.sha256(repr(USER_ERROR_PATTERNS).encode()).hexdigest()[:8]
+        # what probing and steering read: the user-error table and the backend's limitations
+        table = hashlib.sha256(repr((USER_ERROR_PATTERNS, excluded_features(self.config.backend))).encode()
+                               ).hexdigest()[:8]
         name = (f"caps-{caps.triton_version}-{caps.arch}-{self.config.backend}-r{REGISTRY_VERSION}-c{caps.version}"
                 f"-u{table}.json")
         return Path(self.config.caps_cache) / name
@@ -338,6 +342,10 @@ class Campaign:
 
     def complete(self, pool, spec, arch, task, outcome):
         caps = self.caps[arch]
+        pair = outcome.get("pair")
+        if pair:
+            self.stats.coverage[f"pair:{pair['kind']}={'rejected' if pair.get('rejected') else pair['status']}"] += 1
+        spec, arch, outcome = self._member_to_judge(spec, arch, task, outcome)
         execution = self.judge(spec, arch, outcome)
         stats = self.stats
         stats.kernels += 1
@@ -384,15 +392,38 @@ class Campaign:
             self.record(execution, spec, render(spec, caps), caps, task)
         pool.discard(task)
 
+    @staticmethod
+    def _member_to_judge(spec, arch, task, outcome):
+        """The spec, or its metamorphic pair's second member where that one failed (fuzz/pairs.py): a crash of
+        the second member is its own finding, recorded as the spec that reproduces it alone. A mutated layout
+        the compiler's verifier rejected is our mutation's fault, not a finding (counted as `rejected`)."""
+        from gfxhound.fuzz.pairs import variant
+        from gfxhound.oracle.compile_task import PAIR_MARK
+        pair = outcome.get("pair") or {}
+        failed = outcome["status"] == "ok" and pair.get("status") in ("exception", "mismatch") and \
+            not pair.get("rejected")
+        died = outcome["status"] in ("died", "timeout") and (Path(task["task_dir"]) / PAIR_MARK).exists()
+        if not (failed or died):
+            return spec, arch, outcome
+        second, second_arch = variant(spec, arch)
+        if pair.get("status") == "mismatch":  # a device run of the second member was wrong
+            outcome = dict(pair, status="ok", text=outcome.get("text", ""))
+        elif failed:
+            outcome = {"status": "exception", "text": outcome.get("text", ""), "duration": pair.get("duration", 0),
+                       "ir_dir": outcome.get("ir_dir"), **({"phase": "run"} if "fatal" in pair else {})}
+        return second, second_arch, outcome
+
     def record(self, execution, spec, rendered, caps, task):
         if execution.verdict in ("miscompile", "nondeterministic") or (
                 execution.verdict == "runtime_fault" and self.config.backend != "compile"):
             repro = self._exec_repro(execution, spec, rendered, caps)
         else:
             llc = self.config.llc if execution.stage == "llc-verify" else None
+            mutated = Path(task["task_dir"]) / "ir" / "kernel.mutated.ttgir"
+            ttgir = mutated.read_text() if (spec.pair or {}).get("kind") == "layout" and mutated.exists() else None
             repro = render_repro(rendered, execution.target, execution.to_json(), self.toolchain,
                                  execution.spec_hash, timeout_s=int(self.config.timeout * 2), lld=self.config.lld,
-                                 llc=llc)
+                                 llc=llc, ttgir=ttgir)
         files = {"spec.json": spec.dumps(), "run.json": execution.dumps(), "caps.json": caps.dumps(),
                  "repro.py": repro}
         finding, is_new = self.corpus.record(execution.to_json(), files, Path(task["task_dir"]) / "ir")
@@ -449,7 +480,8 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
         "coverage": {k: {"kernels": v, "share": round(v / n, 4)} for k, v in sorted(stats.coverage.items())},
     }
     from gfxhound.fuzz.floors import check
-    summary["coverage_floors"] = check(summary["coverage"], stats.kernels, summary["user_error_share"])
+    summary["coverage_floors"] = check(summary["coverage"], stats.kernels, summary["user_error_share"],
+                                       excluded_features(config.backend) if config.backend != "compile" else ())
     return summary
 
 

@@ -156,6 +156,17 @@ def compile_for_target(fn, args, target, options, env_knobs=None):
         return triton.compile(src, target=target, options=dict(options))
 
 
+def compile_ttgir_for_amd(text, path, arch, options, env_knobs=None):
+    """Compile TTGIR text (written to ``path``, a ``.ttgir`` file) for ``arch``: the path a layout-mutated kernel
+    takes, in campaigns and in its repro."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    with open(path, "w") as f:
+        f.write(text)
+    with environment(env_knobs or {}):
+        return triton.compile(str(path), target=GPUTarget("hip", arch, warp_size(arch)), options=dict(options))
+
+
 @contextlib.contextmanager
 def environment(values):
     """Set environment variables (knobs Triton reads from the environment) for the duration, then restore them."""

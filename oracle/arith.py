@@ -9,10 +9,12 @@ from __future__ import annotations
 import torch
 
 from gfxhound.fuzz import dtypes as D
+from gfxhound.fuzz.ops import FP8_MAX
 
 from .numeric import (DYADIC_SCALES, F64, I64, MANT, TINY, TV, UNIT, UndefinedBehaviour, any_bad, constant,
                       dyadic_exact, exact, exact_mask, finish, gamma, int_range, round_to, wrap)
 from .tolerance import Table
+from .formats import BY_DTYPE, decode_codes, round_to_format
 
 
 def _where(m, a, b):
@@ -230,11 +232,28 @@ class Arith:
         if not D.is_float(src):  # int -> float: round to nearest (beyond 2^53 float64 rounds first: not exact)
             r = x.v.to(F64)
             return finish(dst, r, torch.zeros_like(r), x.v.abs() < 2 ** 53, bad=x.bad)
+        if D.is_fp8(dst):
+            return self._to_fp8(x, dst, rounding or "rtne")
         # float -> float
         ex = x.e == 0
         if rounding == "rtz":  # the reference rounds to nearest: only values that fit are exact both ways
             ex = ex & ((round_to(dst, x.v) == x.v) | torch.isnan(x.v))
         return finish(dst, x.v, x.e, ex, bad=x.bad)
+
+    @staticmethod
+    def _to_fp8(x: TV, dst, mode) -> TV:
+        """Emitted as a clamp to the finite range, then the conversion. A correct conversion rounds once, so an
+        exact operand gives an exact result; an inexact one lands between the roundings of its interval's ends.
+        A NaN operand is undetermined: the clamp's max/min may or may not keep it (backend-dependent)."""
+        fmt, top = BY_DTYPE[dst], FP8_MAX[dst]
+        clamp = lambda t: t.clamp(-top, top)  # noqa: E731
+        r = round_to_format(fmt, clamp(x.v), mode)
+        lo = round_to_format(fmt, clamp(x.v - x.e), mode)
+        hi = round_to_format(fmt, clamp(x.v + x.e), mode)
+        e = torch.where(x.e > 0, torch.maximum((hi - r).abs(), (r - lo).abs()), torch.zeros_like(r))
+        bad = x.bad | torch.isnan(x.v) | torch.isnan(e)
+        return TV(torch.where(torch.isnan(r), torch.zeros_like(r), r), torch.where(bad, torch.zeros_like(e), e),
+                  bad, dst)
 
     def bitcast(self, x: TV, dst) -> TV:
         src = x.dtype
@@ -397,6 +416,33 @@ class Arith:
             ex = ex & (scaled == torch.round(scaled))
         err = e_in + _gamma(k + 1, acc_dtype) * (mags + e_in) + (k + 1) * TINY[acc_dtype]
         return finish(out_dtype, r, err, ex, bad=bad.expand(r.shape), peak=mags + e_in)
+
+    def dot_scaled(self, lhs, rhs, acc: TV) -> TV:
+        """tl.dot_scaled: each side (codes or values, format, scale codes or None, group) decoded exactly in float64
+        (oracle/formats.py), scaled, then an fp32-accumulated product. Backends without native scaled MFMA/WMMA
+        upcast to bf16 (fp16 beside an fp16 operand on CDNA3) first: exact for the scale ranges the generator
+        draws, so the same bound holds."""
+        a = self._mx_side(*lhs, rows_first=True)
+        b = self._mx_side(*rhs, rows_first=False)
+        return self.dot(a, b, acc, "fp32", "ieee")
+
+    @staticmethod
+    def _mx_side(x: TV, fmt, scale: TV | None, group, rows_first):
+        if fmt == "e2m1":  # two codes a byte, the low nibble first along K
+            v = decode_codes("e2m1", torch.stack([x.v & 0xF, x.v >> 4], dim=-1 if rows_first else 1))
+            bad = torch.stack([x.bad, x.bad], dim=-1 if rows_first else 1)
+            v = v.reshape(v.shape[0], -1) if rows_first else v.reshape(-1, v.shape[-1])
+            bad = bad.reshape(v.shape)
+            e = torch.zeros_like(v)
+        else:
+            v, e, bad = x.v, x.e, x.bad
+        if scale is not None:
+            s = decode_codes("e8m0", scale.v).repeat_interleave(group, dim=1)
+            sbad = scale.bad.repeat_interleave(group, dim=1)
+            if not rows_first:  # the rhs scale is (N, K / group): not transposed in memory
+                s, sbad = s.T, sbad.T
+            v, e, bad = v * s, e * s, bad | sbad | torch.isnan(s)
+        return TV(v, e, bad, "fp32")
 
     # --- constants ----------------------------------------------------------------------------------------------
     @staticmethod

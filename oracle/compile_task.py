@@ -98,7 +98,57 @@ def _run_compile(task: dict) -> dict:
         return {"status": "harness", "text": traceback.format_exc()}
     result = _run_compiler(task, kernel, rendered, ir_dir)
     result["features"] = rendered.features.to_json()  # coverage, so the campaign need not render again
+    if result["status"] == "ok" and spec.pair:
+        result["pair"] = run_pair(task, spec, caps, ir_dir)
     return result
+
+
+PAIR_MARK = "pair-started"  # a task directory holding this file died or timed out in its pair's compile
+
+
+def run_pair(task, spec, caps, ir_dir: Path) -> dict:
+    """Compile the spec's metamorphic pair (fuzz/pairs.py) after the spec itself compiled. Its diagnostics go to
+    the task's stderr file as the first compile's did (that one succeeded: nothing is lost), so a pair that
+    kills the worker leaves its text where the pool looks; PAIR_MARK says whose text it is."""
+    from gfxhound.fuzz.pairs import variant
+    kind = spec.pair.get("kind")
+    (Path(task["task_dir"]) / PAIR_MARK).write_text(kind or "")
+    start = time.perf_counter()
+    with _Fd2Redirect(task["stderr_path"]):
+        try:
+            if kind == "layout":
+                changes = _compile_layout_pair(task, spec, caps, ir_dir)
+                out = {"kind": kind, "status": "ok" if changes else "nothing", "changes": list(changes)}
+            else:
+                second, arch = variant(spec, task["arch"])
+                rendered = render(second, caps)
+                kernel = load_kernel(rendered.source, Path(task["task_dir"]) / "kernel_pair.py", rendered.kernel_name)
+                compat.compile_for_amd(kernel, rendered.args, arch, rendered.options, rendered.env)
+                out = {"kind": kind, "status": "ok"}
+        except BaseException:  # noqa: BLE001 - every compiler failure is data
+            text = traceback.format_exc()
+            os.write(2, text.encode(errors="replace"))
+            out = {"kind": kind, "status": "exception"}
+            if kind == "layout":
+                from gfxhound.fuzz.layouts import is_rejection
+                out["rejected"] = is_rejection(Path(task["stderr_path"]).read_text(errors="replace"))
+    out["duration"] = time.perf_counter() - start
+    (Path(task["task_dir"]) / PAIR_MARK).unlink()
+    return out
+
+
+def _compile_layout_pair(task, spec, caps, ir_dir):
+    """Mutate the layout encodings of the TTGIR the first compile dumped and compile that for the same target."""
+    from gfxhound.fuzz.layouts import mutate
+    from gfxhound.fuzz.render import launch_options
+    arch = task["arch"]
+    mutation = mutate((ir_dir / "kernel.ttgir").read_text(), int(spec.pair["seed"]), compat.warp_size(arch),
+                      spec.launch.num_warps)
+    if not mutation.changes:
+        return ()
+    options = {k: v for k, v in launch_options(spec).items() if k != "num_stages"}
+    compat.compile_ttgir_for_amd(mutation.text, ir_dir / "kernel.mutated.ttgir", arch, options, spec.launch.env)
+    return mutation.changes
 
 
 def _run_compiler(task, kernel, rendered, ir_dir):

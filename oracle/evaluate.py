@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import torch
 
 from gfxhound.fuzz import dtypes as D
+from gfxhound.fuzz.axes import K_VIEWS, extent, offsets_name
 from gfxhound.fuzz.ops import REGISTRY
 from gfxhound.fuzz.program import walk
 from gfxhound.fuzz.render import input_strides, memory_shape, row_major_strides
@@ -97,7 +98,7 @@ class Kit(Arith):
 
     # --- shapes -------------------------------------------------------------------------------------------------
     def shape(self, axes):
-        return tuple(2 if a == "2" else self.blocks[a] for a in axes)
+        return tuple(extent(a, self.blocks) for a in axes)
 
     @staticmethod
     def permute(x: TV, order):
@@ -126,9 +127,7 @@ class Kit(Arith):
 
     # --- memory -------------------------------------------------------------------------------------------------
     def _axis_offsets(self, axis, koffs):
-        if axis == "K":
-            return self.offs[koffs]
-        return self.offs[f"offs_{axis}"]
+        return self.offs[offsets_name(axis, koffs)]
 
     def _address(self, axes, strides, koffs):
         addr = torch.zeros((), dtype=I64)
@@ -140,7 +139,7 @@ class Kit(Arith):
             offs = self._axis_offsets(axis, koffs).reshape(view)
             addr = addr + offs * int(strides[i])
             if axis != "2":
-                mask = mask & (offs < self.sizes[axis])
+                mask = mask & (offs < extent(axis, self.sizes))
         return addr.expand(self.shape(axes)), mask.expand(self.shape(axes))
 
     def _check_bounds(self, addr, active, numel, what):
@@ -317,6 +316,7 @@ def evaluate(spec, caps, inputs: dict, table: Table, walker=None) -> Expected:
             kit.offs = {"offs_M": pid_m * spec.blocks["M"] + torch.arange(spec.blocks["M"]),
                         "offs_N": (pid_n * bn if "N" in spec.grid else 0) + torch.arange(bn),
                         "offs_K": torch.arange(spec.blocks["K"]), "offs_2": torch.arange(2)}
+            kit.offs.update({offsets_name(a, "offs_K"): torch.arange(extent(a, spec.blocks)) for a in K_VIEWS})
             try:
                 _run(walker.nodes, env, kit)
             except _Return:
@@ -363,6 +363,9 @@ def _run_for(node, env, kit):
     for i in range(count):
         env[node["index"]] = exact(torch.tensor(i), "i32")
         kit.offs[node["koffs"]] = i * bk + torch.arange(bk)
+        for axis in K_VIEWS:
+            n = extent(axis, spec.blocks)
+            kit.offs[offsets_name(axis, node["koffs"])] = i * n + torch.arange(n)
         _run(node["body"], env, kit)
         for name, chosen in node["yields"]:
             env[name] = env[chosen]

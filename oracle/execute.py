@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from gfxhound.fuzz import dtypes as D
+from gfxhound.fuzz.axes import extent, follows_k
 from gfxhound.fuzz.render import input_strides, memory_shape, row_major_strides
 
 from .inputs import numel
@@ -36,8 +37,8 @@ def reach(spec, axes, strides):
     for axis, stride in zip(axes, strides):
         if axis == "2":
             padded = 2
-        elif axis == "K":
-            padded = max(-(-spec.sizes["K"] // spec.blocks["K"]), 3) * spec.blocks["K"]
+        elif follows_k(axis):
+            padded = max(-(-spec.sizes["K"] // spec.blocks["K"]), 3) * extent(axis, spec.blocks)
         else:
             padded = -(-spec.sizes[axis] // spec.blocks[axis]) * spec.blocks[axis]
         top += (padded - 1) * int(stride)

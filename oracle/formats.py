@@ -79,3 +79,46 @@ def pack_e2m1(first: int, second: int) -> int:
     if not (0 <= first < 16 and 0 <= second < 16):
         raise ValueError("e2m1: codes are 4 bits")
     return first | (second << 4)
+
+
+BY_DTYPE = {"fp8e4nv": E4M3FN, "fp8e5": E5M2, "fp8e4b8": E4M3FNUZ, "fp8e5b16": E5M2FNUZ}  # gfxhound dtype names
+
+
+def _positive_grid(fmt: FloatFormat):
+    """The non-negative finite values in code order (0, the subnormals, the normals): a value's index is its
+    code, so an even index is an even code."""
+    import torch
+    values = [fmt.decode(code) for code in range(1 << (fmt.bits - 1))]
+    return torch.tensor([v for v in values if math.isfinite(v)], dtype=torch.float64)
+
+
+def round_to_format(fmt: FloatFormat, x, mode: str = "rtne"):
+    """float64 tensor -> the nearest value of `fmt` (ties to the even code), or the one towards zero (`rtz`).
+    Magnitudes past the largest finite value come back as it (callers clamp first: overflow is implementation
+    defined); NaN stays NaN. One rounding from float64, never through another format."""
+    import torch
+    grid = _positive_grid(fmt)
+    mag = x.abs().clamp(max=float(grid[-1]))
+    hi = torch.searchsorted(grid, torch.where(torch.isnan(mag), torch.zeros_like(mag), mag)).clamp(max=len(grid) - 1)
+    lo = (hi - 1).clamp(min=0)
+    exact = grid[hi] == mag
+    if mode == "rtz":
+        pick = torch.where(exact, hi, lo)
+    else:
+        below, above = mag - grid[lo], grid[hi] - mag
+        pick = torch.where(below < above, lo, torch.where(above < below, hi, torch.where(lo % 2 == 0, lo, hi)))
+        pick = torch.where(exact, hi, pick)
+    out = torch.copysign(grid[pick], x)
+    return torch.where(torch.isnan(x), x, out)
+
+
+def decode_codes(fmt_name: str, codes):
+    """int64 tensor of codes -> float64 values: an E2M1 nibble, an E8M0 scale or an 8-bit float."""
+    import torch
+    if fmt_name == "e8m0":
+        table = [decode_e8m0(c) for c in range(256)]
+    elif fmt_name == "e2m1":
+        table = E2M1.table()
+    else:
+        table = BY_DTYPE[fmt_name].table()
+    return torch.tensor(table, dtype=torch.float64)[codes.long()]

@@ -14,6 +14,7 @@ import torch
 from gfxhound.fuzz import dtypes as D
 from gfxhound.fuzz.render import memory_shape
 
+from .formats import BY_DTYPE
 from .numeric import TORCH
 
 FLOAT_PROFILES = ("integers", "dyadic", "real", "positive")
@@ -40,7 +41,9 @@ def make_inputs(spec) -> dict:
         n = numel(arg["axes"], spec.sizes)
         dtype = arg["dtype"]
         pick = int(torch.randint(0, 1 << 20, (1,), generator=gen))
-        if D.is_float(dtype):
+        if D.is_fp8(dtype) or dtype in D.MX_CODES:
+            out[f"in_{i}"] = _narrow_codes(dtype, n, gen, arg.get("values")).view(TORCH[dtype])
+        elif D.is_float(dtype):
             profile = arg.get("values") or FLOAT_PROFILES[pick % len(FLOAT_PROFILES)]  # a spec may fix it
             if profile == "integers":
                 x = torch.randint(-4, 5, (n,), generator=gen).to(torch.float64)
@@ -57,3 +60,34 @@ def make_inputs(spec) -> dict:
                 lo, hi = -9, 10
             out[f"in_{i}"] = torch.randint(lo, hi, (n,), generator=gen, dtype=torch.int64).to(TORCH[dtype])
     return out
+
+
+MODERATE = (2.0 ** -4, 2.0 ** 4)  # |value| of 8-bit float inputs: products neither vanish nor overflow
+SPECIAL_SHARE = 0.05
+
+
+def _narrow_codes(dtype, n, gen, profile):
+    """Raw codes (uint8) for the 8-bit and MX formats, drawn as codes so every value is exactly representable.
+    8-bit floats: zero or a magnitude in MODERATE, either sign; the "specials" profile puts NaN, the infinities,
+    the largest finite value and the smallest subnormal in about 5% of the positions. Packed FP4: any byte (all
+    16 codes are finite). E8M0 scales: 2^-3 .. 2^1 (codes 124..128), so the block-scaled products stay in the
+    range an fp16 upcast holds."""
+    if dtype == "e2m1x2":
+        return torch.randint(0, 256, (n,), generator=gen, dtype=torch.int64).to(torch.uint8)
+    if dtype == "e8m0":
+        return torch.randint(124, 129, (n,), generator=gen, dtype=torch.int64).to(torch.uint8)
+    fmt = BY_DTYPE[dtype]
+    table = torch.tensor(fmt.table(), dtype=torch.float64)
+    codes = torch.arange(256)
+    usable = (table == 0) & (codes < 128) | ((table.abs() >= MODERATE[0]) & (table.abs() <= MODERATE[1]))
+    pool = codes[usable]
+    out = pool[torch.randint(0, len(pool), (n,), generator=gen)]
+    if profile == "specials":
+        finite = torch.isfinite(table)
+        special = [int(codes[torch.isnan(table)][0]), int(codes[finite][table[finite].argmax()]),
+                   int(codes[(table > 0)][table[table > 0].argmin()])]
+        special += [int(c) for c in codes[torch.isinf(table)]]
+        where = torch.rand(n, generator=gen) < SPECIAL_SHARE
+        picks = torch.tensor(special)[torch.randint(0, len(special), (n,), generator=gen)]
+        out = torch.where(where, picks, out)
+    return out.to(torch.uint8)

@@ -62,6 +62,28 @@ LIMITATIONS = (
         "`a * b` does: an H100 run showed 167 become -89); the oracle's interpreter table models that",
         "python/triton/language/standard.py (cumprod has no dtype promotion), runtime/interpreter.py"),
     Limitation(
+        "interpret-fp8-conversion", "interpret",
+        "8-bit float conversions in the interpreter are bit manipulations that do not follow the formats: a "
+        "downcast rounds half up on one cut-off bit (no ties-to-even, no sticky bits) and a carry out of the "
+        "mantissa is ORed into the exponent, not added; decoding maps E4M3FN's NaN (0x7F) to 480, E5M2's "
+        "infinities and NaNs to finite values and fnuz's NaN (0x80) to -0 (tl.dot_scaled's operands are decoded "
+        "correctly). Campaigns cast nothing to fp8 and give fp8 inputs no special values under the interpreter",
+        "python/triton/runtime/interpreter.py (_convert_float)",
+        excludes=("exclude:cast:to-fp8", "exclude:fp8:specials")),
+    Limitation(
+        "interpret-no-pairs", "interpret",
+        "the interpreter ignores launch configurations and compiles nothing, so a metamorphic pair (another "
+        "num_stages, num_warps, knob, target or layout: fuzz/pairs.py) would compare a run with itself: campaigns "
+        "generate none",
+        "python/triton/runtime/interpreter.py (options are accepted and ignored)",
+        excludes=tuple(f"exclude:pair:{k}" for k in ("stages", "warps", "knobs", "target", "layout"))),
+    Limitation(
+        "device-compile-only-pairs", "device",
+        "a GPU runs kernels for its own target only: target and layout pairs are compile checks (the compile "
+        "backend makes them); device campaigns run launch pairs (num_stages, num_warps, knobs)",
+        "fuzz/pairs.py",
+        excludes=("exclude:pair:target", "exclude:pair:layout")),
+    Limitation(
         "interpret-fma-rounding", "interpret",
         "tl.fma is a multiply and an add (two roundings) in the interpreter; the oracle's interpreter table "
         "models that",

@@ -24,9 +24,12 @@ from gfxhound.fuzz import dtypes as D
 F64 = torch.float64
 I64 = torch.int64
 TORCH = {name: getattr(torch, d.torch) for name, d in D.DTYPES.items()}
-UNIT = {"fp32": 2.0 ** -24, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8, "fp64": 2.0 ** -53}  # unit roundoff
-TINY = {"fp32": 2.0 ** -126, "fp16": 2.0 ** -14, "bf16": 2.0 ** -126, "fp64": 2.0 ** -1022}  # smallest normal
-MANT = {"fp32": 24, "fp16": 11, "bf16": 8, "fp64": 53}  # significand bits (integers up to 2**MANT are exact)
+UNIT = {"fp32": 2.0 ** -24, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8, "fp64": 2.0 ** -53,  # unit roundoff
+        "fp8e4nv": 2.0 ** -4, "fp8e5": 2.0 ** -3, "fp8e4b8": 2.0 ** -4, "fp8e5b16": 2.0 ** -3}
+TINY = {"fp32": 2.0 ** -126, "fp16": 2.0 ** -14, "bf16": 2.0 ** -126, "fp64": 2.0 ** -1022,  # smallest normal
+        "fp8e4nv": 2.0 ** -6, "fp8e5": 2.0 ** -14, "fp8e4b8": 2.0 ** -7, "fp8e5b16": 2.0 ** -15}
+MANT = {"fp32": 24, "fp16": 11, "bf16": 8, "fp64": 53,  # significand bits (integers up to 2**MANT are exact)
+        "fp8e4nv": 4, "fp8e5": 3, "fp8e4b8": 4, "fp8e5b16": 3}
 MAXF = {name: float(torch.finfo(TORCH[name]).max) for name in UNIT}
 DYADIC_SCALES = (0, 4, 8, 12, 16, 20, 24)
 

@@ -3,8 +3,9 @@
 Each planted bug is a deliberately wrong compilation of a kernel family where the defect is visible by
 construction: a dropped store mask (ragged sizes, so lanes past the end are written), a load offset off by one,
 `fadd` turned into `fsub` (a source edit under the interpreter; on a GPU an edit of the LLVM IR through Triton's
-own override mechanism, so it runs the real code generator), and a K-loop accumulator rounded to fp16 every
-iteration (a wrong accumulation dtype). The oracle always judges the *unmutated* spec; a planted run that is not
+own override mechanism, so it runs the real code generator), a K-loop accumulator rounded to fp16 every
+iteration (a wrong accumulation dtype), and two number-format decoding bugs of block-scaled products (an E8M0
+bias off by one, FP4 nibbles swapped). The oracle always judges the *unmutated* spec; a planted run that is not
 flagged (miscompile, nondeterministic or runtime fault) is a hole in the oracle.
 
 Runs go through the normal campaign path (`gfxhound fuzz --plant NAME`): the family's specs replace the
@@ -45,6 +46,10 @@ PLANTS = {p.name: p for p in (
           "read is deleted from the LLVM IR (a GPU only: the interpreter runs a program as one thread)",
           "", "", ir_edit=("llir", r"\n[ \t]*(?:tail )?call void @llvm\.(?:amdgcn\.s\.barrier|nvvm\.barrier[\w.]*)"
                                    r"\([^)\n]*\)[^\n]*", ""), ir_count=0),
+    Plant("wrong-e8m0-bias", "mx", "the lhs E8M0 scales are decoded with bias 126 instead of 127 (every lhs scale "
+          "doubles)", r"tl\.dot_scaled\((\w+), (\w+), ", r"tl.dot_scaled(\1, (\2 + 1).to(tl.uint8), "),
+    Plant("swapped-fp4-nibbles", "mx", "the lhs packed FP4 bytes are unpacked high nibble first",
+          r"tl\.dot_scaled\((\w+), ", r"tl.dot_scaled(((\1 >> 4) | (\1 << 4)).to(tl.uint8), "),
 )}
 
 
@@ -127,7 +132,25 @@ def reduction_spec(rng: random.Random) -> KernelSpec:
                       meta={"planted_family": "reduction"})
 
 
-FAMILIES = {"elementwise": elementwise_spec, "matmul": matmul_spec, "reduction": reduction_spec}
+def mx_spec(rng: random.Random) -> KernelSpec:
+    """A K-loop of tl.dot_scaled on packed FP4 (E2M1) with E8M0 scales on both sides, ragged M and N."""
+    bm, bn, bk = rng.choice([16, 32, 64]), rng.choice([16, 32, 64]), rng.choice([32, 64, 128])
+    sizes = {"M": _ragged(rng, bm), "N": _ragged(rng, bn), "K": rng.randint(1, 4) * bk}
+    loads = [{"op": "load", "args": [3 - i], "attrs": {"masked": True, "other": 0}} for i in range(4)]
+    loop = {"trip": ["cdiv", "K"], "stages": None, "carry": [0], "yield": [0],
+            "body": loads + [{"op": "dot_scaled", "args": [0, 0, 0, 0, 0], "attrs": {}}]}
+    body = [{"op": "full", "args": [], "attrs": {"dtype": "fp32", "axes": "MN", "value": 0}},
+            {"for": loop},
+            {"op": "store", "args": [0, 0], "attrs": {}}]
+    inputs = [{"dtype": "e2m1x2", "axes": "MH", "order": "row"}, {"dtype": "e8m0", "axes": "MS", "order": "row"},
+              {"dtype": "e2m1x2", "axes": "HN", "order": "row"}, {"dtype": "e8m0", "axes": "NS", "order": "row"}]
+    return KernelSpec(blocks={"M": bm, "N": bn, "K": bk}, sizes=sizes, grid="MN", inputs=inputs, scalars=[],
+                      outputs=[{"dtype": "fp32", "axes": "MN", "mode": "store"}], body=body,
+                      launch=Launch(num_warps=rng.choice([2, 4, 8]), num_stages=rng.choice([1, 2, 3])),
+                      meta={"planted_family": "mx"})
+
+
+FAMILIES = {"elementwise": elementwise_spec, "matmul": matmul_spec, "reduction": reduction_spec, "mx": mx_spec}
 
 
 def spec_stream(name: str, seed: int):

@@ -16,6 +16,7 @@ from gfxhound import compat
 from gfxhound.fuzz.capabilities import Capabilities
 from gfxhound.fuzz.program import walk
 from gfxhound.fuzz.render import render
+from gfxhound.fuzz.pairs import LAUNCH_KINDS
 from gfxhound.spec import KernelSpec
 
 from .compare import compare, runs_agree
@@ -90,6 +91,8 @@ def _execute(task, spec, rendered, kernel, expected, device):
         out = {"status": "ok", "checks": result.checks(), "message": result.message(),
                "duration": time.perf_counter() - start, "first_run_s": first_run, "undetermined_share": round(
                    result.undetermined / max(1, sum(b.numel for b in expected.outputs.values())), 4)}
+        if result.ok and device != "cpu" and (spec.pair or {}).get("kind") in LAUNCH_KINDS:
+            out["pair"] = _run_pair(spec, rendered, kernel, inputs, expected, outputs, task, device)
         if not result.ok:
             agree = 0
             for _ in range(task.get("reruns", RERUNS)):
@@ -98,6 +101,46 @@ def _execute(task, spec, rendered, kernel, expected, device):
             out["reruns"] = task.get("reruns", RERUNS)
             out["reruns_agreeing"] = agree
         return out
+
+
+def _pair_rendered(spec, rendered):
+    """The second member of a launch pair: the same source under the pair's launch configuration."""
+    from dataclasses import replace
+
+    from gfxhound.fuzz.pairs import variant
+    from gfxhound.fuzz.render import launch_options
+    second, _ = variant(spec, "")
+    return replace(rendered, options=launch_options(second), env=dict(second.launch.env))
+
+
+def _run_pair(spec, rendered, kernel, inputs, expected, outputs, task, device):
+    """Run the metamorphic pair's second member (fuzz/pairs.py) and judge it against the reference; where the
+    pair keeps every accumulation order, also bit for bit against the first member's outputs. `mismatch`: the
+    second member is wrong on its own (a finding, as its own spec); `differs`: both are within bounds but not
+    bit-identical (counted, not reported: no standalone repro shows it)."""
+    from gfxhound.fuzz.pairs import ORDER_PRESERVING
+    kind = spec.pair["kind"]
+    second = _pair_rendered(spec, rendered)
+    start = time.perf_counter()
+    try:
+        with compat.environment(second.env):
+            got, problems = _run_once(spec, second, kernel, inputs, _launch_options(second, task["backend"]), device)
+            judged = compare(expected, got, problems)
+            pair = {"kind": kind, "checks": judged.checks(), "message": judged.message()}
+            if not judged.ok:
+                again, again_problems = _run_once(spec, second, kernel, inputs,
+                                                  _launch_options(second, task["backend"]), device)
+                pair.update(status="mismatch", reruns=1,
+                            reruns_agreeing=int(runs_agree(expected, got, again) and again_problems == problems))
+            elif kind in ORDER_PRESERVING and not runs_agree(expected, outputs, got):
+                pair["status"] = "differs"
+            else:
+                pair["status"] = "ok"
+    except BaseException:  # noqa: BLE001 - a fault is data
+        os.write(2, traceback.format_exc().encode(errors="replace"))
+        pair = {"kind": kind, "status": "exception", "fatal": True}
+    pair["duration"] = time.perf_counter() - start
+    return pair
 
 
 def run_interpret(task: dict) -> dict:
@@ -143,6 +186,8 @@ def prepare_device(task: dict) -> dict:
                 compiled = _warmup_with_ir_edit(spec, rendered, kernel, task, plant)
             else:
                 compiled = _warmup(spec, rendered, kernel, task)
+            if (spec.pair or {}).get("kind") in LAUNCH_KINDS:  # the pair's compile too: the GPU worker only runs
+                _warmup(spec, _pair_rendered(spec, rendered), kernel, task)
             result = {"status": "ok", "expected": expected, "duration": time.perf_counter() - start,
                       "kernel_hash": getattr(compiled, "hash", None)}
         except BaseException:  # noqa: BLE001 - every compiler failure is data

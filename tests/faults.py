@@ -40,3 +40,21 @@ def kill_and_hang(task):
     elif index == HANG_INDEX:
         _hang_in_amdgcn()
     return run_compile(task)
+
+
+def die_in_pair(task):
+    """The second compile of a task (its metamorphic pair's) kills the worker with SIGSEGV."""
+    from gfxhound import compat
+    original = compat.compile_for_amd
+    calls = []
+
+    def compile_for_amd(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return original(*args, **kwargs)
+    compat.compile_for_amd = compile_for_amd
+    try:
+        return run_compile(task)
+    finally:
+        compat.compile_for_amd = original

@@ -30,4 +30,11 @@ def test_a_missing_feature_and_too_many_user_errors_are_named():
     result = check(coverage, MIN_KERNELS, 0.05)
     assert [m["floor"] for m in result["missed"]] == ["scan", "user errors"]
     assert not check(coverage, MIN_KERNELS - 1, 0.0)["judged"]
-    assert all(0 < least <= 0.5 for _, least in FLOORS.values())
+    assert all(0 < least <= 0.5 for _, least, *_ in FLOORS.values())
+
+
+def test_a_floor_the_backend_cannot_reach_is_not_judged():
+    coverage = _coverage(4, MIN_KERNELS)
+    del coverage["dtype:bf16"]
+    assert [m["floor"] for m in check(coverage, MIN_KERNELS, 0.0)["missed"]] == ["bf16 values"]
+    assert check(coverage, MIN_KERNELS, 0.0, excluded=["exclude:dtype:bf16"])["missed"] == []

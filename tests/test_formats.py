@@ -67,3 +67,42 @@ def test_fp4_bytes_unpack_as_tritons_interpreter_does():
     data = np.arange(256, dtype=np.uint8).reshape(256, 1)
     theirs = interpreter._e2m1_to_f32(data).astype(np.float64).tolist()
     assert [list(unpack_e2m1(b)) for b in range(256)] == theirs
+
+
+@pytest.mark.parametrize("name", sorted(FP8))
+def test_rounding_to_nearest_matches_torchs_conversion(name):
+    """Every float32 on a dense grid over the finite range (ties included: the midpoints between codes) rounds
+    to the code torch's fp32 -> fp8 conversion gives (round to nearest, ties to even)."""
+    from gfxhound.oracle.formats import round_to_format
+    fmt = FP8[name]
+    grid = torch.tensor(sorted({v for v in fmt.table() if math.isfinite(v)}), dtype=torch.float64)
+    mids = (grid[1:] + grid[:-1]) / 2
+    x = torch.cat([grid, mids, mids * (1 + 2 ** -20), mids * (1 - 2 ** -20),
+                   torch.linspace(-fmt.max_finite, fmt.max_finite, 20001, dtype=torch.float64)])
+    x = x.to(torch.float32).to(torch.float64)  # values torch can convert from exactly
+    expected = x.to(torch.float32).to(TORCH[name]).to(torch.float64)
+    got = round_to_format(fmt, x)
+    assert torch.equal(got, expected), (x[got != expected][:5], got[got != expected][:5])
+
+
+@pytest.mark.parametrize("name", sorted(FP8))
+def test_rounding_towards_zero_picks_the_largest_value_not_above(name):
+    from gfxhound.oracle.formats import round_to_format
+    fmt = FP8[name]
+    x = torch.linspace(-fmt.max_finite, fmt.max_finite, 4001, dtype=torch.float64)
+    got = round_to_format(fmt, x, "rtz")
+    finite = sorted({abs(v) for v in fmt.table() if math.isfinite(v)})
+    for value, result in zip(x.tolist(), got.tolist()):
+        below = max(v for v in finite if v <= abs(value))
+        assert abs(result) == below and (result == 0 or math.copysign(1, result) == math.copysign(1, value))
+
+
+def test_decoding_code_tensors_as_the_oracle_does():
+    from gfxhound.oracle.formats import decode_codes
+    codes = torch.arange(256)
+    assert decode_codes("e8m0", codes)[127] == 1.0 and torch.isnan(decode_codes("e8m0", codes)[255])
+    assert decode_codes("e2m1", torch.arange(16)).tolist() == E2M1.table()
+    for name, dtype in (("fp8e4nv", "e4m3fn"), ("fp8e5", "e5m2"), ("fp8e4b8", "e4m3fnuz"), ("fp8e5b16", "e5m2fnuz")):
+        got = decode_codes(name, codes)
+        want = codes.to(torch.uint8).view(TORCH[dtype]).to(torch.float64)
+        assert torch.equal(torch.isnan(got), torch.isnan(want)) and torch.equal(got.nan_to_num(7.0), want.nan_to_num(7.0))

@@ -66,7 +66,8 @@ def test_every_probe_renders_the_feature_it_probes():
         r = render(spec, CAPS)
         assert r.features.dropped == 0, name
         kind = name.split(":")[0]
-        wanted = {"dot": "dot", "math": name.split(":")[1], "atomic": "atomic", "knob": "dot"}[kind]
+        wanted = {"dot": "dot", "math": name.split(":")[1], "atomic": "atomic", "knob": "dot",
+                  "dot_scaled": "dot_scaled", "cast": "cast"}[kind]
         assert r.features.ops[wanted] == 1, (name, dict(r.features.ops))
         if kind == "knob":
             option, value = name[5:].split("=")
