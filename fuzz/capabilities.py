@@ -160,7 +160,8 @@ def _dot_probe(dtype, options=None):
             {"op": "dot", "args": [1, 0], "attrs": {}},
             {"op": "store", "args": [0, 0], "attrs": {}}]
     out = {"i8": "i32", "fp64": "fp64"}.get(dtype, "fp32")
-    return KernelSpec(blocks={"M": 16, "N": 16, "K": 16}, sizes={"M": 16, "N": 16, "K": 16}, grid="MN",
+    k = 32 if dtype.startswith("fp8") else 16  # Hopper's fp8 MMA needs K >= 32: 16 would reject a supported dtype
+    return KernelSpec(blocks={"M": 16, "N": 16, "K": k}, sizes={"M": 16, "N": 16, "K": k}, grid="MN",
                       inputs=[{"dtype": dtype, "axes": "MK", "order": "row"},
                               {"dtype": dtype, "axes": "KN", "order": "row"}],
                       scalars=[], outputs=[{"dtype": out, "axes": "MN", "mode": "store"}], body=body,

@@ -401,6 +401,8 @@ def _dot_valid(types, attrs, ctx):
         return False
     if not ctx.caps.has("dot:" + types[0].dtype):
         return False
+    if D.is_fp8(types[0].dtype) and ctx.blocks[types[0].axes[1]] < 32:
+        return False  # Hopper's fp8 MMA takes K >= 32 (Triton rejects less there); the same rule everywhere
     return all(ctx.blocks[a] >= 16 for a in types[0].axes + types[1].axes)
 
 

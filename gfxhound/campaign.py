@@ -376,7 +376,10 @@ class Campaign:
         if self.config.plant:
             from gfxhound.oracle.planted import FLAGGED
             stats.planted["runs"] += 1
-            stats.planted["flagged" if execution.verdict in FLAGGED else f"missed:{execution.verdict}"] += 1
+            ran = execution.verdict in FLAGGED or execution.verdict == "pass" or execution.stage == "run"
+            # a kernel that did not compile says nothing about the oracle: counted apart, not as a miss
+            stats.planted["flagged" if execution.verdict in FLAGGED else
+                          f"missed:{execution.verdict}" if ran else f"not_run:{execution.verdict}"] += 1
             if execution.verdict not in FLAGGED and execution.verdict != "pass":
                 stats.unresolved[(execution.reason or execution.message)[:200]] += 1
             pool.discard(task)
@@ -474,8 +477,7 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
         "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["signature"]),
         "resources": dict(stats.resources),
         "execution": _execution_summary(stats, n, config.backend) if config.backend != "compile" else {},
-        "planted": dict(stats.planted, name=config.plant,
-                        flagged_share=round(stats.planted.get("flagged", 0) / n, 4)) if config.plant else {},
+        "planted": _planted_summary(stats.planted, config.plant) if config.plant else {},
         "user_errors": dict(stats.user_errors.most_common(20)), "unresolved": dict(stats.unresolved.most_common(20)),
         "coverage": {k: {"kernels": v, "share": round(v / n, 4)} for k, v in sorted(stats.coverage.items())},
     }
@@ -483,6 +485,13 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
     summary["coverage_floors"] = check(summary["coverage"], stats.kernels, summary["user_error_share"],
                                        excluded_features(config.backend) if config.backend != "compile" else ())
     return summary
+
+
+def _planted_summary(planted, name) -> dict:
+    """flagged_share counts the runs that ran: a kernel the compiler could not build tests nothing."""
+    not_run = sum(v for k, v in planted.items() if k.startswith("not_run:"))
+    ran = planted.get("runs", 0) - not_run
+    return dict(planted, name=name, ran=ran, flagged_share=round(planted.get("flagged", 0) / max(1, ran), 4))
 
 
 def _execution_summary(stats: Stats, n: int, backend: str) -> dict:

@@ -32,6 +32,8 @@ USER_ERROR_PATTERNS = [
     (r"atomic_\w+ does not support \w+|atomic \w+ is not supported for|Unsupported lhs dtype|Unsupported rhs dtype",
      "dtype not supported by this op"),
     (r"Expected dtype \[.*\] but got", "operand dtype not accepted by this op"),
+    (r"(lhs|rhs)_scale must be a tensor of shape", "block-scale shape this release does not accept (e.g. 16-element "
+     "groups before Triton 3.9)"),
     (r"Mismatched type for \w+ between then block|Loop-carried variable \w+ has initial type|"
      r"Both operands must be same dtype|incompatible dimensions|Cannot broadcast|"
      r"First input \(\w+\) and second input \(\w+\) must have the same dtype", "frontend type rule"),

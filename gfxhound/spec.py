@@ -11,7 +11,8 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 
-FORMAT = 1
+FORMAT = 2  # 2: 8-bit float and MX dtypes, K-view axes (H, S, T), input roles, metamorphic pairs
+READABLE = (1, 2)  # a format-1 spec is a valid format-2 spec: it is read as it is and keeps its field (and hash)
 AXES = "MNK"
 
 
@@ -38,7 +39,7 @@ class KernelSpec:
     body: list  # statements (tagged dicts)
     launch: Launch = field(default_factory=Launch)
     ranks: int = 1  # collectives (several ranks) come later; room in the format from v1
-    pair: dict | None = None  # metamorphic pair (another launch of the same computation); room from v1
+    pair: dict | None = None  # metamorphic pair: the second member (fuzz/pairs.py); room from v1, used from v2
     meta: dict = field(default_factory=dict)  # provenance: generator version, seed; not part of the identity
     format: int = FORMAT
 
@@ -91,6 +92,7 @@ def migrate(data: dict) -> dict:
         raise SpecError(f"spec has no valid 'format' field (got {version!r}); it was not written by gfxhound")
     if version > FORMAT:
         raise SpecError(f"spec format {version} is newer than this gfxhound understands ({FORMAT}); upgrade gfxhound")
+    assert version in READABLE, version
     return data
 
 

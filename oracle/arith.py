@@ -409,12 +409,18 @@ class Arith:
             mags = mags + acc.v.abs()
             e_in = e_in + acc.e
         # exact in any order when every product is a multiple of 2^-s and the magnitudes stay below 2^MANT
+        bits = MANT[acc_dtype]
+        gamma_acc = _gamma(k + 1, acc_dtype)
+        narrow = self.table.fp8_dot_accumulator_bits
+        if narrow and D.is_fp8(a.dtype):  # a narrower, truncating accumulator (oracle/tolerance.py)
+            bits = narrow
+            gamma_acc = gamma(2 * (k + 1), acc_dtype) * 2.0 ** (MANT[acc_dtype] - narrow)
         scale = _min_scale(av, 1).unsqueeze(1) + _min_scale(bv, 0).unsqueeze(0)
-        ex = (e_in == 0) & torch.isfinite(scale) & (mags * torch.exp2(scale.clamp(max=200)) <= 2.0 ** MANT[acc_dtype])
+        ex = (e_in == 0) & torch.isfinite(scale) & (mags * torch.exp2(scale.clamp(max=200)) <= 2.0 ** bits)
         if acc is not None:
             scaled = acc.v * torch.exp2(scale.clamp(max=200))
             ex = ex & (scaled == torch.round(scaled))
-        err = e_in + _gamma(k + 1, acc_dtype) * (mags + e_in) + (k + 1) * TINY[acc_dtype]
+        err = e_in + gamma_acc * (mags + e_in) + (k + 1) * TINY[acc_dtype]
         return finish(out_dtype, r, err, ex, bad=bad.expand(r.shape), peak=mags + e_in)
 
     def dot_scaled(self, lhs, rhs, acc: TV) -> TV:

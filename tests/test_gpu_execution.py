@@ -41,6 +41,7 @@ def test_planted_bugs_are_flagged_on_the_gpu(tmp_path, plant):
     summary = _fuzz(tmp_path, "--plant", plant, budget="40")
     print("planted", plant, summary["planted"], summary["unresolved"])
     assert summary["planted"]["runs"] == 40
+    assert summary["planted"]["ran"] >= 30  # kernels the compiler could not build are counted apart
     assert summary["planted"]["flagged_share"] >= 0.95
 
 

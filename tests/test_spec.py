@@ -41,3 +41,15 @@ def test_bad_specs_are_refused_with_a_reason(mutate, words):
 def test_not_json():
     with pytest.raises(SpecError, match="not valid JSON"):
         KernelSpec.loads("{nope")
+
+
+def test_a_format_1_spec_is_read_as_it_is_and_keeps_its_hash():
+    """Format 2 only added values (8-bit and MX dtypes, K-view axes, roles, pairs): a format-1 spec from an older
+    corpus loads unchanged, so its spec hash, the name of its corpus example, stays the same."""
+    import json
+    from pathlib import Path
+    stored = next(Path(__file__).parent.parent.glob("corpus/*/examples/*/spec.json"))
+    data = json.loads(stored.read_text())
+    assert data["format"] == 1
+    spec = KernelSpec.from_json(data)
+    assert spec.format == 1 and spec.spec_hash() == stored.parent.name

@@ -189,3 +189,33 @@ def test_review_findings_stay_fixed():
     # 11. IEEE special values on exact operands are determined
     assert a.math("log", tv([0.0, -1.0])).bad.tolist() == [False, False]
     assert a.math("rsqrt", tv([0.0])).bad.tolist() == [True]  # ±inf by the zero's sign
+
+
+def _truncating_dot(a, b, bits):
+    """a @ b accumulated left to right in an accumulator that keeps `bits` significand bits and truncates."""
+    out = torch.zeros(a.shape[0], b.shape[1], dtype=F64)
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            acc = 0.0
+            for k in range(a.shape[1]):
+                acc += float(a[i, k] * b[k, j])
+                if acc:
+                    exp = math.floor(math.log2(abs(acc))) - (bits - 1)
+                    acc = math.trunc(acc / 2.0 ** exp) * 2.0 ** exp
+            out[i, j] = acc
+    return out
+
+
+def test_fp8_dots_on_nvidia_allow_hoppers_narrow_accumulator_and_no_more():
+    """An H100 campaign: fp8 tl.dot results off by up to 2^-13 of the sum of magnitudes (the fp8 MMA keeps about 14
+    bits while accumulating). The cuda table accepts a 14-bit truncating accumulation, AMD's does not; both
+    reject a result past the bound."""
+    gen = torch.Generator().manual_seed(3)
+    a = (torch.randint(-64, 65, (4, 64), generator=gen).to(F64) / 8).to(torch.float8_e4m3fn).to(F64)
+    b = (torch.randint(-64, 65, (64, 4), generator=gen).to(F64) / 8).to(torch.float8_e4m3fn).to(F64)
+    narrow = _truncating_dot(a, b, 14)
+    assert not torch.equal(narrow, a @ b)  # the case is not trivially exact
+    for table, ok in ((CUDA, True), (HIP, False)):
+        out = Arith(table).dot(exact(a, "fp8e4nv"), exact(b, "fp8e4nv"), None, "fp32")
+        assert accepts(out, narrow) == ok, table.name
+        assert not accepts(out, past_bound(out)), table.name
