@@ -194,7 +194,8 @@ def _alternatives(kind, body, warp_size, num_warps) -> dict:
     elif kind == "amd_wmma":  # Triton 3.9 verifies both isTranspose values for every version (1: gfx11)
         options["isTranspose"] = ["true", "false"]
         cta = re.search(r"ctaLayout = \{(.*?)\}(?:, |$)", body)
-        bases = re.findall(r"\[([\d, ]*)\]", _get(body, "warp")[1:-1]) if cta else []
+        # one warp: `ctaLayout = {}` has no warp bases to rearrange
+        bases = re.findall(r"\[([\d, ]*)\]", _get(body, "warp")[1:-1]) if cta and "warp =" in cta.group(1) else []
         if bases and re.fullmatch(rf"warp = {_NESTED}", cta.group(1)):  # register bases would have to be avoided
             rank = len(_ints(bases[0]))
             options["warp"] = [_warp_bases(w, order) for w in _pow2_tuples(rank, num_warps)

@@ -345,6 +345,9 @@ class Campaign:
         pair = outcome.get("pair")
         if pair:
             self.stats.coverage[f"pair:{pair['kind']}={'rejected' if pair.get('rejected') else pair['status']}"] += 1
+            if pair["status"] == "harness":  # our pair machinery failed: counted like any harness failure
+                lines = pair.get("text", "").strip().splitlines() or ["?"]
+                self.stats.unresolved[f"pair {pair['kind']}: {lines[-1][:200]}"] += 1
         spec, arch, outcome = self._member_to_judge(spec, arch, task, outcome)
         execution = self.judge(spec, arch, outcome)
         stats = self.stats

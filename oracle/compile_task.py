@@ -112,13 +112,21 @@ def run_pair(task, spec, caps, ir_dir: Path) -> dict:
     kills the worker leaves its text where the pool looks; PAIR_MARK says whose text it is."""
     from gfxhound.fuzz.pairs import variant
     kind = spec.pair.get("kind")
+    mutation = None
+    if kind == "layout":
+        try:  # our mutator, not the compiler: its failure is the harness's (`unresolved`), never a finding
+            mutation = _mutated_layouts(task, spec, ir_dir)
+        except Exception:  # noqa: BLE001
+            return {"kind": kind, "status": "harness", "text": traceback.format_exc()}
+        if not mutation.changes:
+            return {"kind": kind, "status": "nothing", "changes": []}
     (Path(task["task_dir"]) / PAIR_MARK).write_text(kind or "")
     start = time.perf_counter()
     with _Fd2Redirect(task["stderr_path"]):
         try:
             if kind == "layout":
-                changes = _compile_layout_pair(task, spec, caps, ir_dir)
-                out = {"kind": kind, "status": "ok" if changes else "nothing", "changes": list(changes)}
+                _compile_layout_pair(task, spec, mutation, ir_dir)
+                out = {"kind": kind, "status": "ok", "changes": list(mutation.changes)}
             else:
                 second, arch = variant(spec, task["arch"])
                 rendered = render(second, caps)
@@ -137,18 +145,19 @@ def run_pair(task, spec, caps, ir_dir: Path) -> dict:
     return out
 
 
-def _compile_layout_pair(task, spec, caps, ir_dir):
-    """Mutate the layout encodings of the TTGIR the first compile dumped and compile that for the same target."""
+def _mutated_layouts(task, spec, ir_dir):
+    """The layout encodings of the TTGIR the first compile dumped, mutated as the pair's seed says."""
     from gfxhound.fuzz.layouts import mutate
+    return mutate((ir_dir / "kernel.ttgir").read_text(), int(spec.pair["seed"]), compat.warp_size(task["arch"]),
+                  spec.launch.num_warps)
+
+
+def _compile_layout_pair(task, spec, mutation, ir_dir):
+    """Compile the mutated TTGIR for the same target, with the spec's options and knobs."""
     from gfxhound.fuzz.render import launch_options
-    arch = task["arch"]
-    mutation = mutate((ir_dir / "kernel.ttgir").read_text(), int(spec.pair["seed"]), compat.warp_size(arch),
-                      spec.launch.num_warps)
-    if not mutation.changes:
-        return ()
     options = {k: v for k, v in launch_options(spec).items() if k != "num_stages"}
-    compat.compile_ttgir_for_amd(mutation.text, ir_dir / "kernel.mutated.ttgir", arch, options, spec.launch.env)
-    return mutation.changes
+    compat.compile_ttgir_for_amd(mutation.text, ir_dir / "kernel.mutated.ttgir", task["arch"], options,
+                                 spec.launch.env)
 
 
 def _run_compiler(task, kernel, rendered, ir_dir):

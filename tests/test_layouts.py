@@ -179,3 +179,36 @@ def test_verifier_rejections_are_told_from_crashes(originals, tmp_path, monkeypa
     assert not is_rejection("Fatal Python error: Segmentation fault\n\nCurrent thread ...")
     assert not is_rejection("RuntimeError: PassManager::run failed")
     assert not is_rejection("python: Dialect.cpp:9: Assertion `rank > 0' failed.\nRuntimeError: Parse MLIR file failed.")
+
+
+def test_a_one_warp_wmma_layout_without_warp_bases_is_mutated_without_error():
+    """One warp on gfx1250: the WMMA encoding's `ctaLayout = {}` has no warp bases. A campaign met this (our
+    mutator raised); now the other fields are mutated."""
+    fn, signature, constexprs = KERNELS["matmul"]
+    compiled = triton.compile(ASTSource(fn, signature, constexprs=constexprs),
+                              target=GPUTarget("hip", "gfx1250", 32), options={"num_warps": 1})
+    ttgir = compiled.asm["ttgir"]
+    assert "ctaLayout = {}" in ttgir
+    assert all(mutate(ttgir, seed, 32, 1).changes for seed in range(6))
+
+
+def test_triton_cannot_read_back_its_own_one_warp_wmma_layout(tmp_path):
+    """A real Triton 3.9 bug the layout pairs found: it prints a one-warp WMMA encoding as `ctaLayout = {}` and its
+    parser then aborts the process on that text ("Expected basis of 'warp' not found"), mutated or not. Kept as a
+    fact (in a child process: it aborts); four warps read back fine."""
+    import subprocess
+    import sys
+    code = ("import sys, triton; from triton.backends.compiler import GPUTarget; from triton.compiler import ASTSource\n"
+            "sys.path.insert(0, sys.argv[1]); from test_layouts import KERNELS; from gfxhound import compat\n"
+            "fn, sig, ce = KERNELS['matmul']; warps = int(sys.argv[2])\n"
+            "c = triton.compile(ASTSource(fn, sig, constexprs=ce), target=GPUTarget('hip', 'gfx1250', 32), "
+            "options={'num_warps': warps})\n"
+            "compat.compile_ttgir_for_amd(c.asm['ttgir'], sys.argv[3], 'gfx1250', {'num_warps': warps})\n"
+            "print('read back')\n")
+    from pathlib import Path
+    for warps, ok in ((1, False), (4, True)):
+        proc = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), str(warps),
+                               str(tmp_path / f"w{warps}.ttgir")], capture_output=True, text=True, timeout=300)
+        assert ("read back" in proc.stdout) == ok, proc.stderr[-2000:]
+        if not ok:
+            assert proc.returncode < 0 and "Expected basis of 'warp' not found" in proc.stderr
