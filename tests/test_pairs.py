@@ -98,3 +98,21 @@ def test_a_layout_findings_repro_compiles_the_mutated_ttgir(tmp_path, worker_env
                               timeout=600)
         assert proc.returncode == code, proc.stdout[-2000:]
         assert ("Parse MLIR file failed" in proc.stdout) == (name == "invalid")
+
+
+def test_a_second_target_that_rightly_rejects_the_kernel_is_no_user_error(tmp_path, worker_env):
+    """tf32 dots exist on gfx942 only: the gfx950 member of a target pair is rejected as the user's error, which the
+    first member is not; the kernel passes and the rejection is counted on the pair."""
+    spec = KernelSpec(
+        blocks={"M": 16, "N": 16, "K": 16}, sizes={"M": 16, "N": 16, "K": 16}, grid="MN",
+        inputs=[{"dtype": "fp32", "axes": "MK", "order": "row"}, {"dtype": "fp32", "axes": "KN", "order": "row"}],
+        scalars=[], outputs=[{"dtype": "fp32", "axes": "MN", "mode": "store"}],
+        body=[{"op": "load", "args": [1], "attrs": {"masked": True}}, {"op": "load", "args": [0], "attrs": {"masked": True}},
+              {"op": "dot", "args": [1, 0], "attrs": {"input_precision": "tf32"}}, {"op": "store", "args": [0, 0], "attrs": {}}],
+        pair={"kind": "target", "arch": "gfx950"})
+    config = CampaignConfig(targets=["gfx942"], corpus=str(tmp_path / "corpus"), kernels=1, workers=1, seed=1,
+                            worker_env=worker_env)
+    stats = Campaign(config, specs=[spec]).run()
+    assert stats.verdicts == {"pass": 1}, dict(stats.verdicts)
+    assert stats.coverage["pair:target=rejected"] == 1 and not stats.user_errors
+    assert stats.coverage["pair:target=exception"] == 0
