@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 
 from gfxhound.spec import KernelSpec, Launch
 
+from .dtypes import FP8
+
 CAPS_VERSION = 3  # bump when probing or introspection changes: cached capabilities are keyed by it
 ATOMIC_SEMS = ["relaxed", "acquire", "release", "acq_rel"]
 ATOMIC_SCOPES = ["gpu", "cta", "sys"]
@@ -30,7 +32,7 @@ ENV_KNOBS = ("AMDGCN_USE_BUFFER_OPS", "AMDGCN_USE_BUFFER_ATOMICS", "AMDGCN_ANALY
              "TRITON_HIP_USE_IN_THREAD_TRANSPOSE", "TRITON_HIP_ASYNC_FAST_SWIZZLE")
 ATOMIC_OPS = ("add", "max", "min", "xchg")
 ATOMIC_DTYPES = ("fp32", "i32", "fp16", "bf16", "fp64", "i64")
-DOT_DTYPES = ["fp32", "fp16", "bf16", "i8", "fp64", "fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16"]
+DOT_DTYPES = ["fp32", "fp16", "bf16", "i8", "fp64", *FP8]
 MX_PROBE_FORMATS = ("e2m1x2", "fp8e4nv", "fp8e5", "bf16", "fp16")  # operand dtype of each tl.dot_scaled format
 
 
@@ -118,8 +120,7 @@ def introspect(arch: str) -> Capabilities:
         backend = HIPBackend(target)
         options = backend.parse_options({})
         precisions = sorted(set(options.allowed_dot_input_precisions))
-        fp8 = [d for d in getattr(options, "supported_fp8_dtypes", ()) if d in ("fp8e4nv", "fp8e5", "fp8e4b8",
-                                                                                  "fp8e5b16")]
+        fp8 = [d for d in getattr(options, "supported_fp8_dtypes", ()) if d in FP8]
         features += [f"fp8:{d}" for d in fp8] + (["cast:to-fp8", "fp8:specials"] if fp8 else [])
         features.append("target")
     except Exception:  # noqa: BLE001 - an unknown target is reported by the campaign, not here
@@ -218,7 +219,7 @@ def probe_specs(caps: Capabilities) -> dict:
                    if caps.has(f"dot_scaled:{MX_FORMATS[d]}")})
     if caps.has("dot_scaled:group16"):
         probes["dot_scaled:group16"] = _dot_scaled_probe("e2m1x2", 16)
-    fp8 = [d for d in DOT_DTYPES if d.startswith("fp8") and caps.has("fp8:" + d)]
+    fp8 = [d for d in FP8 if caps.has("fp8:" + d)]
     if fp8 and caps.has("cast:fp8-rtz"):
         probes["cast:fp8-rtz"] = _fp8_cast_probe(fp8[0], "rtz")
     for name, values in caps.knobs.items():
@@ -252,8 +253,7 @@ def assume_all(arch: str, triton_version: str = "any") -> Capabilities:
     feats |= {f"math:{n}:{d}" for n in MATH_OPS for d in ("fp16", "bf16")}
     feats |= {f"atomic:{op}:{d}" for op in ATOMIC_OPS for d in ATOMIC_DTYPES}
     from .ops import MX_FORMATS
-    feats |= {f"fp8:{d}" for d in DOT_DTYPES if d.startswith("fp8")} | {"cast:to-fp8", "cast:fp8-rtz",
-                                                                          "dot_scaled:group16", "fp8:specials"}
+    feats |= {f"fp8:{d}" for d in FP8} | {"cast:to-fp8", "cast:fp8-rtz", "dot_scaled:group16", "fp8:specials"}
     feats |= {f"dot_scaled:{fmt}" for fmt in MX_FORMATS.values()}
     return Capabilities(triton_version, arch, sorted(feats), ["ieee", "tf32"],
                         knobs={k: list(v) for k, v in KNOB_CANDIDATES.items()},

@@ -59,6 +59,10 @@ def is_fp8(name: str) -> bool:
     return DTYPES[name].kind == "fp8"
 
 
+def fp8_family(name: str) -> str:
+    return "ocp" if name in FP8_OCP else "fnuz"
+
+
 def signature(name: str) -> str:
     return DTYPES[name].signature
 

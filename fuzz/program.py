@@ -99,9 +99,9 @@ class Features:
 
 
 def detail_features(op, types, attrs):
-    out = {f"fp8:{'ocp' if t.dtype in D.FP8_OCP else 'fnuz'}" for t in types if D.is_fp8(t.dtype)}
+    out = {f"fp8:{D.fp8_family(t.dtype)}" for t in types if D.is_fp8(t.dtype)}
     if op.name == "cast" and D.is_fp8(attrs.get("dtype", "")):
-        out.add(f"fp8:{'ocp' if attrs['dtype'] in D.FP8_OCP else 'fnuz'}")
+        out.add(f"fp8:{D.fp8_family(attrs['dtype'])}")
         out.add(f"cast_to_fp8:{attrs.get('rounding', 'rtne')}")
     return out | _op_details(op, types, attrs)
 

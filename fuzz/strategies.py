@@ -193,8 +193,7 @@ class Generator:
             values[arg["role"]] = got[0]
         if draw(st.integers(0, 2)) == 0:
             self.random_op(env, body)
-        roles = next(r for name, r in SCALED_ROLES.items() if name == self.spec.meta["mx_op"])
-        op = REGISTRY[self.spec.meta["mx_op"]]
+        roles, op = SCALED_ROLES[self.spec.meta["mx_op"]], REGISTRY[self.spec.meta["mx_op"]]
         values["acc"] = acc
         chosen, refs = [], []
         for slot, role in enumerate(roles):

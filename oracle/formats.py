@@ -8,6 +8,7 @@ independent check (tests/test_formats.py), code by code.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -84,6 +85,7 @@ def pack_e2m1(first: int, second: int) -> int:
 BY_DTYPE = {"fp8e4nv": E4M3FN, "fp8e5": E5M2, "fp8e4b8": E4M3FNUZ, "fp8e5b16": E5M2FNUZ}  # gfxhound dtype names
 
 
+@functools.lru_cache(maxsize=None)  # the reference calls this per cast, per program: decode each format once
 def _positive_grid(fmt: FloatFormat):
     """The non-negative finite values in code order (0, the subnormals, the normals): a value's index is its
     code, so an even index is an even code."""
@@ -112,8 +114,8 @@ def round_to_format(fmt: FloatFormat, x, mode: str = "rtne"):
     return torch.where(torch.isnan(x), x, out)
 
 
-def decode_codes(fmt_name: str, codes):
-    """int64 tensor of codes -> float64 values: an E2M1 nibble, an E8M0 scale or an 8-bit float."""
+@functools.lru_cache(maxsize=None)
+def _code_table(fmt_name: str):
     import torch
     if fmt_name == "e8m0":
         table = [decode_e8m0(c) for c in range(256)]
@@ -121,4 +123,9 @@ def decode_codes(fmt_name: str, codes):
         table = E2M1.table()
     else:
         table = BY_DTYPE[fmt_name].table()
-    return torch.tensor(table, dtype=torch.float64)[codes.long()]
+    return torch.tensor(table, dtype=torch.float64)
+
+
+def decode_codes(fmt_name: str, codes):
+    """int64 tensor of codes -> float64 values: an E2M1 nibble, an E8M0 scale or an 8-bit float."""
+    return _code_table(fmt_name)[codes.long()]

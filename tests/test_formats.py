@@ -106,3 +106,10 @@ def test_decoding_code_tensors_as_the_oracle_does():
         got = decode_codes(name, codes)
         want = codes.to(torch.uint8).view(TORCH[dtype]).to(torch.float64)
         assert torch.equal(torch.isnan(got), torch.isnan(want)) and torch.equal(got.nan_to_num(7.0), want.nan_to_num(7.0))
+
+
+def test_the_generators_fp8_clamp_is_each_formats_largest_finite_value():
+    """The emission clamps to FP8_MAX before a downcast (fuzz/ops.py); the reference clamps to the same numbers."""
+    from gfxhound.fuzz.ops import FP8_MAX
+    from gfxhound.oracle.formats import BY_DTYPE
+    assert FP8_MAX == {name: fmt.max_finite for name, fmt in BY_DTYPE.items()}
