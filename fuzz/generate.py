@@ -15,13 +15,19 @@ from .strategies import kernel_specs
 BUFFER_BYTES = 4096
 
 
-def spec_stream(caps, seed: int, max_ops: int = 24):
-    """Yield KernelSpecs forever; the same (caps, seed) yields the same specs."""
+def spec_stream(caps, seed: int, max_ops: int = 24, family: str = "kernels", collective: dict | None = None):
+    """Yield KernelSpecs forever; the same (caps, seed, family) yields the same specs. family "collectives" draws
+    communication patterns (fuzz/collective/); `collective` holds their options (patterns, controls, ranks)."""
     rng = random.Random(seed)
     captured = []
+    if family == "collectives":
+        from .collective.spec import collective_specs
+        strategy = collective_specs(caps, **(collective or {}))
+    else:
+        strategy = kernel_specs(caps, max_ops)
 
     @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=1)
-    @given(kernel_specs(caps, max_ops))
+    @given(strategy)
     def capture(spec):
         captured.append(spec)
 

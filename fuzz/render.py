@@ -98,6 +98,9 @@ def launch_options(spec):
 
 
 def render(spec, caps, kernel_name="kernel") -> Rendered:
+    if spec.collective:  # a communication pattern: its own renderer (fuzz/collective/), the same record
+        from .collective.render import render_collective
+        return render_collective(spec, caps, kernel_name)
     walker = walk(spec, caps)
     args = kernel_args(spec)
     params = ", ".join(a["name"] + (": tl.constexpr" if a["kind"] == "constexpr" else "") for a in args)

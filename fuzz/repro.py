@@ -38,6 +38,9 @@ TIMEOUT_S = {timeout}
 DEFAULT_LLD = {lld!r}
 LLC = {llc!r}  # set when the bug is in LLVM's llc (stage llc-verify); `--llc=PATH` picks another llc
 TTGIR = {ttgir}  # set when the kernel is its TTGIR with mutated layouts: that text is what is compiled
+# set when the bug is a static memory-model violation: the checker (gfxhound's oracle/memory_model.py) runs on
+# the compiled amdgcn, in its own namespace
+MEMORY_MODEL_SRC = {memory_model_src}
 
 # ---- gfxhound/signature.py (embedded) ----------------------------------------------------------------------------
 {signature_src}
@@ -58,6 +61,14 @@ def child():
     else:
         compiled = compile_for_amd({kernel_name}, ARGS, ARCH, OPTIONS, ENV_KNOBS)
     print("compiled")
+    if MEMORY_MODEL_SRC:
+        checker = {{}}
+        exec(MEMORY_MODEL_SRC, checker)
+        report = checker["check"](compiled.asm["amdgcn"], ARCH, compiled.asm.get("llir"))
+        for violation in report.violations:
+            print(MEMORY_MODEL_MARK, violation.message())
+        if report.violations:
+            sys.exit(4)
     llc = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--llc=")), LLC)
     if llc:
         with tempfile.TemporaryDirectory() as tmp:
@@ -106,6 +117,15 @@ def main():
         if code == 125 or "gfxhound-cannot-test" in text:
             print("cannot test: triton is missing or broken here")
             return 125
+        if code == 4 and MEMORY_MODEL_SRC:
+            found = [line.split(MEMORY_MODEL_MARK, 1)[1].strip() for line in text.splitlines()
+                     if line.startswith(MEMORY_MODEL_MARK)]
+            normalised, found_signature = memory_model_signature(found)
+            if found_signature == EXPECTED["signature"]:
+                print(f"bug present: memory-model violation: {{normalised[:200]}}")
+                return 1
+            print(f"cannot test: other memory-model violations ({{normalised[:200]}})")
+            return 125
         if code == 3 and f"{{STAGE_MARK}} {{LLC_STAGE}}" in text:
             ended = "timeout" if "llc did not finish" in text else LLC_ENDED
         elif code is not None and code < 0:
@@ -135,8 +155,10 @@ _EMBEDDED = {"signature": inspect.getsource(signature), "llc_text": inspect.gets
 
 
 def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash: str, timeout_s: int = 600,
-                 lld: str = "/usr/lib/llvm-22/bin/ld.lld", llc: str | None = None, ttgir: str | None = None) -> str:
-    """The repro script; `ttgir`: the layout-mutated TTGIR a layout pair's finding compiles instead of the source."""
+                 lld: str = "/usr/lib/llvm-22/bin/ld.lld", llc: str | None = None, ttgir: str | None = None,
+                 memory_model_src: str | None = None) -> str:
+    """The repro script; `ttgir`: the layout-mutated TTGIR a layout pair's finding compiles instead of the source;
+    `memory_model_src`: the static checker's source, for a memory-model finding (the oracle stage hands it in)."""
     kernel_body = rendered.source.replace("import triton\nimport triton.language as tl\n", "")
     kernel_src = "    import triton\n    import triton.language as tl\n" + "\n".join(
         ("    " + line) if line.strip() else "" for line in kernel_body.strip("\n").splitlines())
@@ -148,4 +170,5 @@ def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash:
         args=pprint.pformat(rendered.args), timeout=int(timeout_s),
         signature_src=_EMBEDDED["signature"], llc_text_src=_EMBEDDED["llc_text"], compat_src=_EMBEDDED["compat"],
         kernel_src=kernel_src,
-        kernel_name=rendered.kernel_name, llc=llc or "", ttgir="None" if ttgir is None else repr(ttgir))
+        kernel_name=rendered.kernel_name, llc=llc or "", ttgir="None" if ttgir is None else repr(ttgir),
+        memory_model_src=repr(memory_model_src or ""))

@@ -21,7 +21,7 @@ from gfxhound.fuzz.repro import render_repro
 from gfxhound.oracle.judge import judge_compile, judge_execute
 from gfxhound.oracle.limitations import excluded_features
 from gfxhound.oracle.pool import CompilePool
-from gfxhound.signature import environment_reason
+from gfxhound.signature import MEMORY_MODEL_STAGE, environment_reason
 
 
 PROBE_TIMEOUT_S = 300
@@ -48,6 +48,8 @@ class CampaignConfig:
     lld: str = "/usr/lib/llvm-22/bin/ld.lld"
     llc: str | None = None  # run `llc -verify-machineinstrs` on each kernel's LLVM IR when set
     plant: str | None = None  # a planted bug (oracle/planted.py): its kernel family, mutated; nothing is recorded
+    family: str = "kernels"  # or "collectives": communication patterns (fuzz/collective/)
+    collective: dict = field(default_factory=dict)  # collectives: patterns, controls (negative-control share)
 
 
 @dataclass
@@ -254,7 +256,7 @@ class Campaign:
             if cfg.plant:
                 from gfxhound.oracle.planted import spec_stream as planted_stream
                 return planted_stream(cfg.plant, cfg.seed * 1000 + i)
-            return spec_stream(self.caps[arch], cfg.seed * 1000 + i, cfg.max_ops)
+            return spec_stream(self.caps[arch], cfg.seed * 1000 + i, cfg.max_ops, cfg.family, cfg.collective)
         streams = [(arch, stream_for(i, arch)) for i, arch in enumerate(cfg.targets)]
         extra = {"plant": cfg.plant} if cfg.plant else {}
         if cfg.backend == "device":
@@ -385,13 +387,14 @@ class Campaign:
         for check, status in execution.checks.items():
             stats.coverage[f"check:{check}={status}"] += 1
         if self.config.plant:
-            from gfxhound.oracle.planted import FLAGGED
+            from gfxhound.oracle.planted import FLAGGED, PLANTS
+            flagged = PLANTS[self.config.plant].flagged or FLAGGED  # what this plant's defect should show as
             stats.planted["runs"] += 1
-            ran = execution.verdict in FLAGGED or execution.verdict == "pass" or execution.stage == "run"
+            ran = execution.verdict in flagged or execution.verdict == "pass" or execution.stage == "run"
             # a kernel that did not compile says nothing about the oracle: counted apart, not as a miss
-            stats.planted["flagged" if execution.verdict in FLAGGED else
+            stats.planted["flagged" if execution.verdict in flagged else
                           f"missed:{execution.verdict}" if ran else f"not_run:{execution.verdict}"] += 1
-            if execution.verdict not in FLAGGED and execution.verdict != "pass":
+            if execution.verdict not in flagged and execution.verdict != "pass":
                 stats.unresolved[(execution.reason or execution.message)[:200]] += 1
             pool.discard(task)
             return
@@ -428,16 +431,22 @@ class Campaign:
         return second, second_arch, outcome
 
     def record(self, execution, spec, rendered, caps, task):
-        if execution.verdict in ("miscompile", "nondeterministic") or (
-                execution.verdict == "runtime_fault" and self.config.backend != "compile"):
+        if execution.stage != MEMORY_MODEL_STAGE and (execution.verdict in ("miscompile", "nondeterministic") or (
+                execution.verdict == "runtime_fault" and self.config.backend != "compile")):
             repro = self._exec_repro(execution, spec, rendered, caps)
         else:
             llc = self.config.llc if execution.stage == "llc-verify" else None
             mutated = Path(task["task_dir"]) / "ir" / "kernel.mutated.ttgir"
             ttgir = mutated.read_text() if (spec.pair or {}).get("kind") == "layout" and mutated.exists() else None
+            checker = None
+            if execution.stage == MEMORY_MODEL_STAGE:
+                import inspect
+
+                from gfxhound.oracle import memory_model
+                checker = inspect.getsource(memory_model)
             repro = render_repro(rendered, execution.target, execution.to_json(), self.toolchain,
                                  execution.spec_hash, timeout_s=int(self.config.timeout * 2), lld=self.config.lld,
-                                 llc=llc, ttgir=ttgir)
+                                 llc=llc, ttgir=ttgir, memory_model_src=checker)
         files = {"spec.json": spec.dumps(), "run.json": execution.dumps(), "caps.json": caps.dumps(),
                  "repro.py": repro}
         finding, is_new = self.corpus.record(execution.to_json(), files, Path(task["task_dir"]) / "ir")

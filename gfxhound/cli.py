@@ -85,17 +85,37 @@ def cmd_fuzz(args):
         _need_module("torch", "the interpreter needs torch: pip install torch==2.13.0 (a CPU build)")
     elif args.backend == "device":
         targets = [_device_target()]
+    collective = {}
+    if args.family == "collectives":
+        from gfxhound.fuzz.collective import PATTERNS
+        if args.patterns:
+            names = [p.strip() for p in args.patterns.split(",") if p.strip()]
+            unknown = [p for p in names if p not in PATTERNS]
+            if unknown:
+                raise UserError(f"unknown pattern {unknown[0]!r}; choose from {', '.join(sorted(PATTERNS))}")
+            collective["patterns"] = names
+        if not 0 <= args.controls <= 1:
+            raise UserError("--controls is a share of kernels: a number from 0 to 1")
+        collective["controls"] = args.controls
+        if args.plant:
+            raise UserError("--plant plants single-rank bugs; collectives have negative controls: use --controls")
+    elif args.patterns or args.controls:
+        raise UserError("--patterns and --controls need --family collectives")
     if args.plant and args.backend == "compile":
         raise UserError("--plant needs a backend that runs kernels: --backend interpret or device")
     if args.plant and args.backend == "interpret":
         from gfxhound.oracle.planted import PLANTS
+        if PLANTS[args.plant].family == "collective":
+            raise UserError(f"planted bug {args.plant} needs a GPU (--backend device): its pattern waits on other "
+                            "programs, which the sequential interpreter cannot run")
         if not PLANTS[args.plant].pattern:
             raise UserError(f"planted bug {args.plant} needs a GPU (--backend device): the interpreter runs each "
                             "program as one thread, so it has no barrier to miss")
     config = CampaignConfig(plant=args.plant, backend=args.backend, llc=llc, targets=targets, corpus=args.corpus,
                             seconds=seconds, kernels=kernels, workers=args.workers,
                             seed=_shard_seed(args.seed, args.shard), timeout=args.timeout, max_ops=args.max_ops,
-                            worker_env=env, caps_cache=_cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld")
+                            worker_env=env, caps_cache=_cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld",
+                            family=args.family, collective=collective)
     console = Console(stderr=True)
     campaign = Campaign(config, on_progress=_progress_printer(console, config) if not args.quiet else None)
     stats = campaign.run()
@@ -513,6 +533,12 @@ def build_parser():
     fuzz.add_argument("--plant", choices=sorted(PLANTS), default=None,
                       help="run a planted bug's kernel family instead of the generator (mutation testing of the "
                            "oracle); nothing is recorded in the corpus")
+    fuzz.add_argument("--family", default="kernels", choices=["kernels", "collectives"],
+                      help="what to generate: single-rank kernels, or multi-rank communication patterns")
+    fuzz.add_argument("--patterns", default="", help="collectives: comma-separated pattern names (default: all)")
+    fuzz.add_argument("--controls", type=float, default=0.0,
+                      help="collectives: share of negative controls (barrier or ordering removed: sensitivity "
+                           "checks of the oracle, counted apart, never findings)")
     fuzz.add_argument("--budget", default="2m", help="duration (10m, 90s) or kernel count (5000)")
     fuzz.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     fuzz.add_argument("--seed", type=int, default=0)

@@ -71,13 +71,16 @@ def _spec_string(backend, value, kind):
 def specialise(args, backend_name="hip"):
     """Runtime-equivalent (signature, constexprs, attrs) keyed by argument name.
 
-    ``args`` is a list of dicts: {name, kind: ptr|int|float|constexpr, type, value}. For ``ptr`` the value is the
-    buffer's size in bytes.
+    ``args`` is a list of dicts: {name, kind: ptr|int|float|constexpr, type, value, nospec?}. For ``ptr`` the value
+    is the buffer's size in bytes; ``nospec`` marks a parameter the kernel does not specialise on.
     """
     backend = backend_class(backend_name)
     signature, constexprs, attrs = {}, {}, {}
     for arg in args:
         name, kind, value = arg["name"], arg["kind"], arg.get("value")
+        if arg.get("nospec"):  # a parameter in the kernel's do_not_specialize list: plain type, no attributes
+            signature[name] = arg["type"]
+            continue
         if kind == "constexpr" or (kind == "int" and value == 1):
             signature[name] = "constexpr"
             constexprs[name] = value

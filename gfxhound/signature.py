@@ -210,6 +210,17 @@ def signature_hash(verdict, stage, normalised, frames):
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+MEMORY_MODEL_STAGE = "memory-model"
+MEMORY_MODEL_MARK = "gfxhound-memory-model:"  # how a repro's child reports each violation, one a line
+
+
+def memory_model_signature(messages):
+    """A static memory-model violation (oracle/memory_model.py): its identity is the set of rule messages (rule,
+    instruction shape, what is missing: no registers, no line numbers)."""
+    normalised = "; ".join(sorted(set(messages)))
+    return normalised, signature_hash("miscompile", MEMORY_MODEL_STAGE, normalised, [])
+
+
 def miscompile_signature(verdict, target, ops):
     """A miscompile has no message: its provisional identity is the target and the kernel's op multiset
     (DESIGN.md "Signatures"); reduction regroups it by the reduced kernel's ops."""

@@ -11,8 +11,11 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 
-FORMAT = 2  # 2: 8-bit float and MX dtypes, K-view axes (H, S, T), input roles, metamorphic pairs
-READABLE = (1, 2)  # a format-1 spec is a valid format-2 spec: it is read as it is and keeps its field (and hash)
+FORMAT = 3  # 2: 8-bit float and MX dtypes, K-view axes (H, S, T), input roles, metamorphic pairs; 3: collectives
+READABLE = (1, 2, 3)  # an older spec is a valid newer spec: it is read as it is and keeps its fields (and hash)
+# A spec is written in the lowest format that can hold it: a single-rank kernel stays format 2 (no `collective` key
+# at all), so its hash is what it was and an older gfxhound still reads it; only a collective is format 3.
+SINGLE_RANK_FORMAT = 2
 AXES = "MNK"
 
 
@@ -38,13 +41,17 @@ class KernelSpec:
     outputs: list  # [{"dtype", "axes", "mode": "store"|"atomic"}]
     body: list  # statements (tagged dicts)
     launch: Launch = field(default_factory=Launch)
-    ranks: int = 1  # collectives (several ranks) come later; room in the format from v1
+    ranks: int = 1  # collectives: how many ranks (room from v1, used from v3)
     pair: dict | None = None  # metamorphic pair: the second member (fuzz/pairs.py); room from v1, used from v2
+    collective: dict | None = None  # a communication pattern (fuzz/collective/): its parameters; from v3
     meta: dict = field(default_factory=dict)  # provenance: generator version, seed; not part of the identity
-    format: int = FORMAT
+    format: int = SINGLE_RANK_FORMAT  # FORMAT for a collective (fuzz/collective/spec.py)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        if data.get("collective") is None:  # absent, not null: single-rank specs keep their format-2 identity
+            data.pop("collective", None)
+        return data
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=1, sort_keys=True)

@@ -160,6 +160,26 @@ def _compile_layout_pair(task, spec, mutation, ir_dir):
                                  spec.launch.env)
 
 
+def _memory_model(task, compiled, result):
+    """The static memory-model check (oracle/memory_model.py) of a kernel with atomics or fences: a missing
+    wait, writeback or invalidate is a miscompile found without running anything."""
+    from .memory_model import check
+    asm = getattr(compiled, "asm", {}) or {}
+    if "amdgcn" not in asm:
+        return
+    report = check(asm["amdgcn"], task["arch"], asm.get("llir"))
+    if report.unsupported:
+        result["checks"]["memory_model"] = "unsupported" if report.atomics or report.fences else "none"
+        return
+    if not (report.atomics or report.fences):
+        result["checks"]["memory_model"] = "none"
+        return
+    result["checks"]["memory_model"] = "violated" if report.violations else "ok"
+    if report.violations:
+        result.update(status="memory_model", messages=[v.message() for v in report.violations],
+                      text="\n".join(f"line {v.line}: {v.instruction}: {v.message()}" for v in report.violations))
+
+
 def _run_compiler(task, kernel, rendered, ir_dir):
     start = time.perf_counter()
     with _Fd2Redirect(task["stderr_path"]):
@@ -173,8 +193,9 @@ def _run_compiler(task, kernel, rendered, ir_dir):
     duration = time.perf_counter() - start
     result = {"status": "ok", "duration": duration, "resources": compat.resources(compiled),
               "applied": compat.applied_options(compiled, APPLIED), "checks": {}}
+    _memory_model(task, compiled, result)
     llc = task.get("llc")
-    if llc and (ir_dir / "kernel.llir").exists():
+    if result["status"] == "ok" and llc and (ir_dir / "kernel.llir").exists():
         fusion = bool(getattr(compiled.metadata, "enable_fp_fusion", True))
         status, text = compat.llc_verify(llc, task["arch"], ir_dir / "kernel.llir", task.get("llc_timeout", 120),
                                          fusion)

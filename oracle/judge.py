@@ -5,7 +5,8 @@ import datetime
 
 from gfxhound.records import Execution
 from gfxhound.compat import LLC_ENDED
-from gfxhound.signature import NORMALISER_VERSION, environment_reason, summarise, user_error_reason
+from gfxhound.signature import (MEMORY_MODEL_STAGE, NORMALISER_VERSION, environment_reason, memory_model_signature,
+                                summarise, user_error_reason)
 
 
 def now():
@@ -24,6 +25,10 @@ def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, op
         lines = outcome.get("text", "").strip().splitlines() or ["harness error"]
         return Execution(verdict="unresolved", reason=lines[-1][:500], message=outcome.get("text", "")[-2000:],
                          **base)
+    if status == "memory_model":  # compiled, but a wait/writeback/invalidate the memory model needs is missing
+        normalised, signature = memory_model_signature(outcome["messages"])
+        return Execution(verdict="miscompile", stage=MEMORY_MODEL_STAGE, message="\n".join(outcome["messages"])[:2000],
+                         normalised=normalised, signature=signature, **base)
     ended = {"exception": "exception", "timeout": "timeout", "llc_timeout": "timeout",
              "llc_failed": LLC_ENDED}.get(status, outcome.get("ended", "exit:?"))
     summary = summarise(outcome.get("text", ""), ended)
@@ -38,6 +43,23 @@ def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, op
     return Execution(verdict=summary["verdict"], stage=summary["stage"], message=message,
                      normalised=summary["normalised"], frames=summary["frames"], signature=summary["signature"],
                      reason=reason, **base)
+
+
+def _collective(outcome, base, target, ops):
+    """A negative control is a check of the oracle (did it see the missing barrier?), never a finding: `pass`,
+    with `control` caught or missed. A spin-wait that gave up is a hang the bound cut short: `timeout`."""
+    from gfxhound.signature import miscompile_signature
+    checks, coll = outcome["checks"], outcome["collective"]
+    if coll.get("control"):
+        seen = "caught" if checks["mismatches"] or checks.get("gave_up") else "missed"
+        base["checks"]["control"] = f"{coll['control']}:{seen}"
+        return Execution(verdict="pass", **base)
+    if checks.get("gave_up"):
+        normalised, signature = miscompile_signature("timeout", target, ops)
+        message = f"{checks['gave_up']} spin-wait(s) gave up: " + outcome.get("message", "")
+        return Execution(verdict="timeout", stage="run", message=message[:2000], normalised=normalised,
+                         signature=signature, **base)
+    return None
 
 
 RUNTIME_FAULT_PATTERNS = (r"illegal memory access", r"unspecified launch failure", r"misaligned address",
@@ -60,6 +82,10 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
     base = dict(spec_hash=spec_hash, target=target, backend=backend, toolchain=toolchain,
                 normaliser=NORMALISER_VERSION, options_requested=dict(options), time=now(),
                 duration_s=round(outcome.get("duration", 0.0), 4), checks=dict(outcome.get("checks", {})))
+    if status == "ok" and outcome.get("collective"):
+        timed_out = _collective(outcome, base, target, ops)
+        if timed_out is not None:
+            return timed_out
     if status == "ok":
         if outcome["checks"]["mismatches"] == 0:
             return Execution(verdict="pass", **base)
@@ -91,7 +117,9 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
                          **base)
     if outcome.get("phase") == "run" or status == "timeout" and outcome.get("phase") == "run":
         if status == "timeout":
-            return Execution(verdict="timeout", stage="run", message="the kernel did not finish", **base)
+            normalised, signature = miscompile_signature("timeout", target, ops)
+            return Execution(verdict="timeout", stage="run", message="the kernel did not finish",
+                             normalised=normalised, signature=signature, **base)
         if any(re.search(p, text) for p in RUNTIME_FAULT_PATTERNS) or status == "died":
             summary = summarise(text, outcome.get("ended", "exception"))
             return Execution(verdict="runtime_fault", stage="run", message=summary["message"],

@@ -84,6 +84,14 @@ LIMITATIONS = (
         "fuzz/pairs.py",
         excludes=("exclude:pair:target", "exclude:pair:layout")),
     Limitation(
+        "interpret-sequential-programs", "interpret",
+        "the interpreter runs programs one after another (program_id(0) outer, program_id(1) inner), so a "
+        "spin-wait on a later program never ends: collective campaigns draw only patterns whose waits and remote "
+        "reads depend on host data or earlier programs (decided from the pattern: fuzz/collective/spec.py)",
+        "python/triton/runtime/interpreter.py (GridExecutor: nested loops over the grid)",
+        excludes=("exclude:collective:later-waits",),
+        pattern=r"collective waits on a later program"),
+    Limitation(
         "interpret-fma-rounding", "interpret",
         "tl.fma is a multiply and an add (two roundings) in the interpreter; the oracle's interpreter table "
         "models that",

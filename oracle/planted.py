@@ -31,6 +31,8 @@ class Plant:
     replacement: str
     ir_edit: tuple = ()  # device backend: (stage suffix, regex, replacement) applied to the dumped IR instead
     ir_count: int = 1  # how many matches the IR edit replaces (0: all)
+    flagged: tuple = ()  # the verdicts that count as seen (default: FLAGGED, a wrong result)
+    max_spin: int | None = None  # collectives: polls before a wait gives up (None: the launcher's bound)
 
 
 PLANTS = {p.name: p for p in (
@@ -48,6 +50,16 @@ PLANTS = {p.name: p for p in (
                                    r"\([^)\n]*\)[^\n]*", ""), ir_count=0),
     Plant("wrong-e8m0-bias", "mx", "the lhs E8M0 scales are decoded with bias 126 instead of 127 (every lhs scale "
           "doubles)", r"tl\.dot_scaled\((\w+), (\w+), ", r"tl.dot_scaled(\1, (\2 + 1).to(tl.uint8), "),
+    Plant("missing-collective-barrier", "collective", "an all-pairs barrier's waits do nothing (a GPU only: the "
+          "interpreter cannot run the pattern's waits)",
+          r"(def _wait_value\(flag, target, max_spin, err\):\n)(?:    [^\n]*\n)+", r"\1    pass\n"),
+    Plant("lost-signal", "collective", "every signal is dropped: each wait polls until its bound and gives up "
+          "(expected: a timeout verdict from the error counter)",
+          r"(def _signal\(flag, epoch\):\n)    [^\n]*\n", r"\1    pass\n", flagged=("timeout",)),
+    Plant("lost-signal-hang", "collective", "every signal is dropped and the waits are unbounded: a spin that never "
+          "ends (expected: the launch times out, the worker is replaced, the GPU runs a known-good kernel)",
+          r"(def _signal\(flag, epoch\):\n)    [^\n]*\n", r"\1    pass\n", flagged=("timeout",),
+          max_spin=2 ** 31 - 1),
     Plant("swapped-fp4-nibbles", "mx", "the lhs packed FP4 bytes are unpacked high nibble first",
           r"tl\.dot_scaled\((\w+), ", r"tl.dot_scaled(((\1 >> 4) | (\1 << 4)).to(tl.uint8), "),
 )}
@@ -150,7 +162,23 @@ def mx_spec(rng: random.Random) -> KernelSpec:
                       meta={"planted_family": "mx"})
 
 
-FAMILIES = {"elementwise": elementwise_spec, "matmul": matmul_spec, "reduction": reduction_spec, "mx": mx_spec}
+def collective_spec(rng: random.Random) -> KernelSpec:
+    """A put-signal or an all-pairs barrier (epoch flags, so the wait helper is `_wait_value`) on 8 virtual ranks
+    with enough data that a missing wait is seen: the reader of a block runs right after the writer started."""
+    from gfxhound.fuzz.collective.spec import FORMAT, SKEW
+    pattern = rng.choice(["put_signal", "barrier_allpairs"])
+    block = rng.choice([256, 512, 1024])
+    c = {"pattern": pattern, "dtype": rng.choice(["fp32", "fp16", "i32"]), "n": block * rng.randint(16, 64) + 7,
+         "block": block, "programs": rng.choice([1, 2, 4]), "sem": ["release", "acquire"],
+         "scope": rng.choice(["gpu", "sys"]), "poll": rng.choice(["cas", "add", "volatile"]), "flags": "epoch",
+         "signal": rng.choice(["xchg", "add"]), "load_cache": "", "store_cache": "", "pointers": "table",
+         "barrier": False, "control": None, "extra": {}, "order": "down", "skew": SKEW}
+    return KernelSpec(blocks={"M": block, "N": 1, "K": 1}, sizes={"M": c["n"], "N": 1, "K": 1}, grid="M", inputs=[],
+                      scalars=[], outputs=[], body=[], launch=Launch(num_warps=rng.choice([4, 8]), num_stages=1),
+                      ranks=8, collective=c, meta={"planted_family": "collective"}, format=FORMAT)
+
+
+FAMILIES = {"elementwise": elementwise_spec, "matmul": matmul_spec, "reduction": reduction_spec, "mx": mx_spec, "collective": collective_spec}
 
 
 def spec_stream(name: str, seed: int):

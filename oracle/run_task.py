@@ -19,6 +19,7 @@ from gfxhound.fuzz.render import render
 from gfxhound.fuzz.pairs import LAUNCH_KINDS
 from gfxhound.spec import KernelSpec
 
+from . import collective_task
 from .compare import compare, runs_agree
 from .compile_task import _Fd2Redirect, load_kernel
 from .evaluate import UndefinedBehaviour, evaluate
@@ -148,6 +149,8 @@ def run_interpret(task: dict) -> dict:
     task_dir = Path(task["task_dir"])
     try:
         spec, caps, rendered = _setup(task)
+        if spec.collective:
+            return collective_task.run_interpret(task, spec, rendered)
         kernel = load_kernel(rendered.source, task_dir / "kernel.py", rendered.kernel_name)
         try:
             expected = reference(spec, caps, "interpret")
@@ -171,6 +174,8 @@ def prepare_device(task: dict) -> dict:
     task_dir = Path(task["task_dir"])
     try:
         spec, caps, rendered = _setup(task, ir_stage=True)
+        if spec.collective:
+            return collective_task.prepare_device(task, spec, rendered)
         kernel = load_kernel(rendered.source, task_dir / "kernel.py", rendered.kernel_name)
         try:
             expected = reference(spec, caps, "device", task.get("device_kind", "cuda"))
@@ -255,6 +260,8 @@ def launch_device(task: dict) -> dict:
     try:
         # an IR-edit plant's edited kernel sits in the shared cache under the unedited source's key: launch that
         spec, caps, rendered = _setup(task, ir_stage=True)
+        if spec.collective:
+            return collective_task.launch_device(task, spec, rendered)
         kernel = load_kernel(rendered.source, task_dir / "kernel_gpu.py", rendered.kernel_name)
         expected = task["expected"]
     except Exception:  # noqa: BLE001

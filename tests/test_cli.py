@@ -30,7 +30,11 @@ def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
     assert any(key.startswith("op:dot") for key in cov)
     assert "control:for" in cov and "control:if" in cov
     res = summary["resources"]
-    assert res["kernels"] == summary["verdicts"].get("pass", 0) and res["max_vgpr"] > 0
+    # every kernel that compiled has its resources counted: the passes, and the static memory-model violations
+    # (Triton 3.9 meets them on gfx942: docs/collectives.md), the only miscompiles a compile campaign can report
+    compiled = summary["verdicts"].get("pass", 0) + summary["verdicts"].get("miscompile", 0)
+    assert res["kernels"] == compiled and res["max_vgpr"] > 0
+    assert all(f["stage"] == "memory-model" for f in summary["findings"] if f["verdict"] == "miscompile")
 
 
 @pytest.mark.parametrize("args, words", [
