@@ -23,3 +23,15 @@ if [ "$gpus" -ge 2 ]; then
             2> "$OUT/distributed-$heap.err"; echo "distributed $heap rc=$?"
     done
 fi
+python - "$OUT" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+for path in sorted(out.glob("*.json")):
+    d = json.loads(path.read_text())
+    if "tally" in d:
+        print(path.stem, d["tally"], f'{d["seconds"]} s')
+        continue
+    controls = {k: v["kernels"] for k, v in d["coverage"].items() if k.startswith("check:control")}
+    print(path.stem, d["kernels"], "kernels", d["verdicts"], f'{d["duration_s"]} s', d.get("planted") or "",
+          controls or "", [(f["verdict"], f["normalised"][:120]) for f in d["findings"]])
+PY

@@ -431,7 +431,9 @@ class Campaign:
         return second, second_arch, outcome
 
     def record(self, execution, spec, rendered, caps, task):
-        if execution.stage != MEMORY_MODEL_STAGE and (execution.verdict in ("miscompile", "nondeterministic") or (
+        if spec.collective and execution.stage == "run":
+            repro = self._collective_repro(execution, spec, rendered)
+        elif execution.stage != MEMORY_MODEL_STAGE and (execution.verdict in ("miscompile", "nondeterministic") or (
                 execution.verdict == "runtime_fault" and self.config.backend != "compile")):
             repro = self._exec_repro(execution, spec, rendered, caps)
         else:
@@ -460,6 +462,14 @@ class Campaign:
                 finding.signature, {}).get("count_this_run", 0) + 1, "new": is_new or self.stats.findings.get(
                 finding.signature, {}).get("new", False)}
 
+
+    def _collective_repro(self, execution, spec, rendered):
+        """A collective's wrong result, lost signal or hang: the kernel, the case and the heap judge, standalone."""
+        from gfxhound.fuzz.collective.render import MAX_SPIN
+        from gfxhound.oracle.collective import case_of
+        from gfxhound.oracle.collective_repro import render_collective_repro
+        return render_collective_repro(rendered, spec, case_of(spec), execution.to_json(), MAX_SPIN,
+                                       timeout_s=int(self.config.timeout * 2))
 
     def _exec_repro(self, execution, spec, rendered, caps):
         """A wrong result's repro embeds the inputs and the reference's expected values (recomputed here: the

@@ -43,10 +43,10 @@ def execute(task, spec, rendered, kernel, device) -> dict:
     options = launch_options(rendered, _accepted() if device != "cpu" else (), device)
     max_spin = INTERPRET_MAX_SPIN if device == "cpu" else _planted_spin(task) or MAX_SPIN
     start = time.perf_counter()
-    judgement = run_virtual(case, kernel, rendered, options, device, max_spin)
+    judgement = run_virtual(case, kernel, options, device, max_spin)
     runs = 1
     while spec.collective["control"] and judgement.ok and runs < task.get("control_launches", CONTROL_LAUNCHES):
-        judgement = run_virtual(case, kernel, rendered, options, device, max_spin)
+        judgement = run_virtual(case, kernel, options, device, max_spin)
         runs += 1
     out = {"status": "ok", "duration": time.perf_counter() - start, "message": "; ".join(judgement.problems[:3]),
            "checks": {"mismatches": judgement.mismatches + judgement.other, "compared": judgement.compared,
@@ -56,7 +56,7 @@ def execute(task, spec, rendered, kernel, device) -> dict:
     if not judgement.ok and not spec.collective["control"]:
         agree = 0
         for _ in range(task.get("reruns", RERUNS)):
-            again = run_virtual(case, kernel, rendered, options, device, max_spin)
+            again = run_virtual(case, kernel, options, device, max_spin)
             agree += not again.ok
         out["reruns"], out["reruns_agreeing"] = task.get("reruns", RERUNS), agree
     return out

@@ -96,7 +96,7 @@ def main(argv=None):
         spec = next(stream)
         case = case_of(spec)
         c = spec.collective
-        if case.layout.nbytes > HEAP_BYTES:
+        if case["nbytes"] > HEAP_BYTES:
             tally["skipped:heap"] += 1
             continue
         rendered = render(spec, None)
@@ -108,7 +108,7 @@ def main(argv=None):
         except Exception:  # noqa: BLE001 - the launch below meets the same failure and reports it
             pass
         judgement, error = Judgement(), ""
-        view = heap[:case.layout.nbytes]
+        view = heap[:case["nbytes"]]
         try:
             for epoch in (1, 2):
                 fill(case, [view], rank_of=rank, first=epoch == 1)

@@ -103,20 +103,19 @@ def test_the_oracle_rejects_a_wrong_value_a_canary_and_a_stale_flag():
     from gfxhound.oracle.collective import Judgement, case_of, fill, judge
     spec = next(s for s in _draw(200) if s.collective["pattern"] == "allreduce_oneshot")
     case = case_of(spec)
-    heaps = [torch.empty(case.layout.nbytes, dtype=torch.uint8) for _ in range(spec.ranks)]
+    heaps = [torch.empty(case["nbytes"], dtype=torch.uint8) for _ in range(spec.ranks)]
     fill(case, heaps)
-    out = case.layout["OUT"]
+    out = case["regions"]["OUT"]
+    itemsize = {"fp32": 4, "fp16": 2, "bf16": 2, "i32": 4}[out["dtype"]]
+    dtype = getattr(torch, {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "i32": "int32"}[out["dtype"]])
     for r, heap in enumerate(heaps):  # write the right answer by hand: the judge must pass it
-        want = torch.from_numpy(case.expected[r]["OUT"].want)
-        heap[out.offset:out.offset + out.nbytes].view(getattr(torch, {"fp32": "float32", "fp16": "float16",
-                                                                      "bf16": "bfloat16", "i32": "int32"}[
-            spec.collective["dtype"]]))[:] = want
+        want = torch.from_numpy(case["expected"][r]["OUT"]["want"])
+        heap[out["offset"]:out["offset"] + out["count"] * itemsize].view(dtype)[:] = want
     ok = Judgement()
     judge(case, heaps, 1, ok)
     assert ok.ok and ok.compared == spec.ranks * spec.collective["n"], ok.problems
-    view = heaps[0][out.offset:out.offset + out.nbytes]
-    view[out.itemsize - 1] ^= 0x40  # one element's top byte changed
-    start, _ = out.canary
+    heaps[0][out["offset"] + itemsize - 1] ^= 0x40  # one element's top byte changed
+    start, _ = out["canary"]
     heaps[1][start] = 0  # an out-of-bounds write after OUT
     bad = Judgement()
     judge(case, heaps, 1, bad)
@@ -153,3 +152,35 @@ def test_expected_sums_use_float64_and_the_tolerance_of_r_terms():
     expect = P["allreduce_twoshot"].expected(spec.collective, spec.ranks, case_inputs)[0]["OUT"]
     total = np.sum([i["IN"] for i in case_inputs], axis=0)
     assert np.array_equal(expect.want, total) and expect.terms == spec.ranks
+
+
+def test_a_collective_repro_runs_standalone_and_tells_right_from_wrong(tmp_path):
+    """The repro embeds the kernel, the case and the heap judge: under the interpreter it passes the kernel as
+    generated and flags it with one atomic sent to the wrong rank; without a GPU and without --interpret it says
+    it cannot test."""
+    from gfxhound.fuzz.capabilities import Capabilities
+    from gfxhound.fuzz.render import render
+    from gfxhound.oracle.collective import case_of
+    from gfxhound.oracle.collective_repro import render_collective_repro
+    caps = Capabilities("3.9.0", "gfx942", features=["exclude:collective:later-waits", "exclude:dtype:bf16"])
+    spec = _draw(3, caps=caps, patterns=["allreduce_atomic"])[0]
+    rendered = render(spec, caps)
+    execution = {"spec_hash": spec.spec_hash(), "verdict": "miscompile", "backend": "device", "target": "gfx942",
+                 "toolchain": "triton-3.9.0", "message": "rank 0: OUT[0] wrong"}
+    remote = "tl.atomic_add(tl.cast(_region(bases, rank, p,"
+    assert remote in rendered.source
+    codes = {}
+    for name, source in (("right", rendered.source), ("wrong", rendered.source.replace(
+            remote, "tl.atomic_add(tl.cast(_region(bases, rank, rank,"))):
+        rendered.source = source
+        path = tmp_path / f"{name}.py"
+        path.write_text(render_collective_repro(rendered, spec, case_of(spec), execution, 1 << 20, 240))
+        text = path.read_text()
+        assert "import gfxhound" not in text and "from gfxhound" not in text  # triton, torch, numpy only
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_INTERPRET")}
+        for flag in (["--interpret"], []):
+            proc = subprocess.run([sys.executable, "-P", str(path), *flag], capture_output=True, text=True,
+                                  timeout=300, env=env, cwd=tmp_path)
+            codes[(name, tuple(flag))] = proc.returncode
+    assert codes[("right", ("--interpret",))] == 0 and codes[("wrong", ("--interpret",))] == 1, codes
+    assert codes[("right", ())] == 125 and codes[("wrong", ())] == 125, codes  # no GPU here

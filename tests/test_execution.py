@@ -45,7 +45,8 @@ def test_interpret_campaign_has_no_miscompiles(gfxhound_bin, tmp_path):
     assert ex["steered_share"] < 0.05  # kernels that met an interpreter limitation anyway
     assert ex["excluded_features"] == ["exclude:dtype:bf16", "exclude:raw-loop-index", "exclude:raw-scalar-args",
                                        "exclude:cast:to-fp8", "exclude:fp8:specials"] + [
-        f"exclude:pair:{k}" for k in ("stages", "warps", "knobs", "target", "layout")]
+        f"exclude:pair:{k}" for k in ("stages", "warps", "knobs", "target", "layout")] + [
+        "exclude:collective:later-waits"]
     assert summary["verdicts"].get("pass", 0) >= 0.9 * CAMPAIGN_KERNELS
     assert "dtype:bf16" not in summary["coverage"]
     assert summary["coverage"]["op:dot_acc"]["share"] > 0.2 and "op:atomic" in summary["coverage"]
@@ -55,7 +56,9 @@ def test_interpret_campaign_has_no_miscompiles(gfxhound_bin, tmp_path):
         assert summary["coverage"][feature]["share"] >= 0.05, feature
 
 
-SOURCE_PLANTS = sorted(name for name, plant in PLANTS.items() if plant.pattern)
+# the collective family's plants need a GPU (their patterns wait on later programs): tests/test_gpu_collectives.py
+SOURCE_PLANTS = sorted(name for name, plant in PLANTS.items() if plant.pattern and plant.family != "collective")
+INTERPRETABLE_PLANTS = sorted(name for name, plant in PLANTS.items() if plant.family != "collective")
 
 
 @pytest.mark.parametrize("plant", SOURCE_PLANTS)
@@ -66,7 +69,7 @@ def test_planted_bugs_are_flagged(gfxhound_bin, tmp_path, plant):
     assert not (tmp_path / "corpus").exists() or not any((tmp_path / "corpus").glob("*/finding.json"))
 
 
-@pytest.mark.parametrize("plant", sorted(PLANTS))
+@pytest.mark.parametrize("plant", INTERPRETABLE_PLANTS)
 def test_planted_families_pass_without_the_plant(tmp_path, plant):
     """The control: the same kernels, unmutated, are judged correct (else 'flagged' would mean nothing)."""
     from gfxhound.oracle.run_task import run_interpret

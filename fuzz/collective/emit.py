@@ -49,8 +49,10 @@ def _region(bases, me, peer, OFFSET: tl.constexpr):
     poll = {"cas": f'tl.atomic_cas(flag, target, target, sem="{poll_sem}", scope="{scope}")',
             "add": f'tl.atomic_add(flag, 0, sem="{poll_sem}", scope="{scope}")',
             "volatile": "tl.load(flag, volatile=True)"}[c["poll"]]
-    # a relaxed poll is made an acquire by one acquiring read once the value is seen (the fence users write)
-    after = (f'\n    tl.atomic_add(flag, 0, sem="{acq}", scope="{scope}")' if c["poll"] == "volatile" else "")
+    # a relaxed poll is made an acquire by one acquiring read once the value is seen (the fence users write). Its
+    # result is used: with the result unused, H100 runs of Triton 3.6 read stale data after it (a known bug,
+    # docs/collectives.md), which every ring all-reduce would otherwise meet again
+    after = (f'\n    v = tl.atomic_add(flag, 0, sem="{acq}", scope="{scope}")' if c["poll"] == "volatile" else "")
     out.append(f'''@triton.jit
 def _signal(flag, epoch):
     {signal}
