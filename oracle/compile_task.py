@@ -167,7 +167,11 @@ def _memory_model(task, compiled, result):
     asm = getattr(compiled, "asm", {}) or {}
     if "amdgcn" not in asm:
         return
-    report = check(asm["amdgcn"], task["arch"], asm.get("llir"))
+    text = asm["amdgcn"]
+    if not any(mark in text for mark in ("_atomic_", "buffer_inv", "buffer_wbl2", "buffer_wbinvl1", "buffer_gl")):
+        result["checks"]["memory_model"] = "none"  # no atomic, no cache maintenance: nothing to check (fast path)
+        return
+    report = check(text, task["arch"], asm.get("llir"))
     if report.unsupported:
         result["checks"]["memory_model"] = "unsupported" if report.atomics or report.fences else "none"
         return
