@@ -464,13 +464,18 @@ def _reduce_spec(args, corpus, finding):
     from gfxhound.oracle.pool import CompilePool
     from gfxhound.reduce.spec_level import reduce_spec
 
-    if finding.verdict == "miscompile":
-        return _reduce_miscompile(args, corpus, finding)
-    if finding.verdict not in ("ice", "timeout"):
-        raise UserError(f"finding {finding.signature} is a {finding.verdict}: spec-level reduction handles compiler "
-                        "crashes, hangs and wrong results so far")
+    from gfxhound.signature import MEMORY_MODEL_STAGE
+    static = finding.stage == MEMORY_MODEL_STAGE  # found by compiling: reduced by compiling, like a crash
     example = corpus.example_dirs(finding.signature)[0]
     spec, caps, run = _load_example(example)
+    if spec.collective and not static:
+        raise UserError(f"finding {finding.signature} is a collective's {finding.verdict}: collectives are not "
+                        "reduced yet; its repro.py is the standalone reproducer (docs/collectives.md)")
+    if finding.verdict == "miscompile" and not static:
+        return _reduce_miscompile(args, corpus, finding)
+    if finding.verdict not in ("ice", "timeout") and not static:
+        raise UserError(f"finding {finding.signature} is a {finding.verdict}: spec-level reduction handles compiler "
+                        "crashes, hangs and wrong results so far")
     arch, toolchain = run["target"], run["toolchain"]
     lld = _default_lld()
     env = {"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"), "PYTHONWARNINGS": "ignore"}
@@ -502,8 +507,15 @@ def _reduce_spec(args, corpus, finding):
         pool.close()
     rendered = render(result.spec, caps)
     execution = last[result.spec.spec_hash()]
+    checker = None
+    if static:  # the repro runs the memory-model check on what it compiles
+        import inspect
+
+        from gfxhound.oracle import memory_model
+        checker = inspect.getsource(memory_model)
     repro = render_repro(rendered, arch, execution.to_json(), toolchain, result.spec.spec_hash(),
-                         timeout_s=int(args.compile_timeout * 2), lld=lld or "/usr/lib/llvm-22/bin/ld.lld")
+                         timeout_s=int(args.compile_timeout * 2), lld=lld or "/usr/lib/llvm-22/bin/ld.lld",
+                         memory_model_src=checker)
     summary = {"level": "spec", "signature": finding.signature, "body_lines_before": before,
                "body_lines_after": rendered.body_lines, "tests": result.tests, "accepted": result.accepted,
                "seconds": result.seconds, "interrupted": result.interrupted, "toolchain": toolchain,

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from gfxhound.scrub import Scrubber
-from gfxhound.signature import normalise, summarise
+from gfxhound.signature import MEMORY_MODEL_STAGE, normalise, summarise
 
 TRITON, LLVM = "triton-lang/triton", "llvm/llvm-project"
 BANNER = ("> **Draft for a person to review: not filed, and not yet verified on upstream's main branch.**\n"
@@ -234,6 +234,17 @@ def _triton(corpus, finding, folder, python, timeout, env) -> Draft:
         expected = f"Expected: {wanted}.\n\nActual:\n```\n{_tail(out, 12)}\n```"
         lang = "python"
         ub = f"\n## No undefined behaviour\n{NO_UB}\n"
+        if finding.stage == MEMORY_MODEL_STAGE:  # found in the compiled code by oracle/memory_model.py, not run
+            title = f"[AMD][{arch}] memory-model violation: {_short(finding.message)}"
+            summary = (f"Compiling the kernel below for `{arch}` gives AMDGCN whose code sequence around an atomic "
+                       f"departs from LLVM's AMDGPU memory model (AMDGPUUsage, memory-model code sequences for "
+                       f"`{arch}`): {finding.message}. Found statically in the compiled code; not run on AMD "
+                       "hardware.")
+            command = (f"python {check_script.name}   # compiles, checks the AMDGCN with the embedded checker; "
+                       "exit 1 = the violation is present, 0 = absent, 125 = cannot test here")
+            expected = ("Expected: every wait, writeback and invalidate the table lists for the atomic's ordering "
+                        f"and scope.\n\nActual:\n```\n{_tail(out, 12)}\n```")
+            ub = ""
     else:
         kernel = (spec_dir / "kernel.py").read_text() if (spec_dir / "kernel.py").exists() \
             else _kernel_source(repro_text)

@@ -142,6 +142,20 @@ def test_a_memory_model_finding_repro_says_present(tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "memory-model violation" in proc.stdout
     assert json.loads((repro.parent / "run.json").read_text())["stage"] == "memory-model"
+    # reduced by compiling, as a crash is: two atomics are left, and the reduced repro still shows it
+    proc = subprocess.run([sys.executable, "-P", "-m", "gfxhound", "reduce", finding["id"][:8], "--corpus",
+                           str(tmp_path / "corpus"), "-j", "1", "--timeout", "300", "--json"], capture_output=True,
+                          text=True, timeout=900, env=dict(os.environ, **env), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads(proc.stdout)
+    assert summary["repro_exit"] == 1 and summary["body_lines_after"] <= 3 < summary["body_lines_before"], summary
+    proc = subprocess.run([sys.executable, "-P", "-m", "gfxhound", "report", finding["id"][:8], "--corpus",
+                           str(tmp_path / "corpus")], capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, **env), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    draft = next((tmp_path / "corpus").glob("*/draft/draft.md")).read_text()
+    assert "memory-model violation" in draft and "not run on AMD hardware" in draft
+    assert "wrong result" not in draft and "tl.atomic_add" in draft
 
 
 def test_expected_sums_use_float64_and_the_tolerance_of_r_terms():
