@@ -56,42 +56,12 @@ def _region(bases, me, peer, OFFSET: tl.constexpr):
     out.append(f'''@triton.jit
 def _signal(flag, epoch):
     {signal}
-
-
-@triton.jit
-def _wait_value(flag, target, max_spin, err):
-    v = {poll}
-    i = 0
-    while (v != target) & (i < max_spin):
-        v = {poll}
-        i += 1{after}
-    if v != target:
-        tl.atomic_add(err, 1, sem="relaxed", scope="{scope}")
-
-
-@triton.jit
-def _wait_reset(flag, max_spin, err):
-    v = tl.atomic_cas(flag, 1, 0, sem="{acq}", scope="{scope}")
-    i = 0
-    while (v != 1) & (i < max_spin):
-        v = tl.atomic_cas(flag, 1, 0, sem="{acq}", scope="{scope}")
-        i += 1
-    if v != 1:
-        tl.atomic_add(err, 1, sem="relaxed", scope="{scope}")
-
-
-@triton.jit
-def _lock(lock, max_spin, err):
-    v = tl.atomic_cas(lock, 0, 1, sem="{acq}", scope="{scope}")
-    i = 0
-    while (v != 0) & (i < max_spin):
-        v = tl.atomic_cas(lock, 0, 1, sem="{acq}", scope="{scope}")
-        i += 1
-    if v != 0:
-        tl.atomic_add(err, 1, sem="relaxed", scope="{scope}")
-
-
-@triton.jit
+''')
+    out.append(_bounded_spin("_wait_value", "flag, target, max_spin, err", poll, "target", scope, after))
+    cas = 'tl.atomic_cas({}, {}, {}, sem="%s", scope="%s")' % (acq, scope)
+    out.append(_bounded_spin("_wait_reset", "flag, max_spin, err", cas.format("flag", 1, 0), "1", scope))
+    out.append(_bounded_spin("_lock", "lock, max_spin, err", cas.format("lock", 0, 1), "0", scope))
+    out.append(f'''@triton.jit
 def _arrive(counter):
     tl.atomic_add(counter, 1, sem="{rel}", scope="{scope}")
 
@@ -101,6 +71,21 @@ def _unlock(lock):
     tl.atomic_xchg(lock, 0, sem="{rel}", scope="{scope}")
 ''')
     return "\n\n".join(out)
+
+
+def _bounded_spin(name, params, poll, until, scope, after=""):
+    """A helper that polls until the value is `until` or `max_spin` polls have passed, then counts a give-up
+    into `err`: a lost signal becomes a counted result instead of a hung GPU."""
+    return f'''@triton.jit
+def {name}({params}):
+    v = {poll}
+    i = 0
+    while (v != {until}) & (i < max_spin):
+        v = {poll}
+        i += 1{after}
+    if v != {until}:
+        tl.atomic_add(err, 1, sem="relaxed", scope="{scope}")
+'''
 
 
 class Emitter:

@@ -569,6 +569,25 @@ class _Gemm(Pattern):
         e.line(f"cols = tn * {BN} + tl.arange(0, {BN})")
         e.line(f"tmask = (rows[:, None] < {M}) & (cols[None, :] < {N})")
 
+    def copy_owned(self, e, c, sources):
+        """After a barrier, the owner of each row tile copies what it received from OUT to SCR (per source rank
+        when `sources`), walking the tiles in the same order as the senders, so each program reads what the
+        programs it met at the barrier wrote."""
+        M, N = self.dims(c)[:2]
+        e.barrier("bar", 0)
+        self.tile_loop(e, c)
+        e.line("if owner == rank:")
+        with e.indented():
+            if sources:
+                e.line("for p in range(R):")
+                e.depth += 1
+            base = f"p * {M * N} + " if sources else ""
+            e.line(f"where = {base}rows[:, None] * {N} + cols[None, :]")
+            e.line(f"tl.store({e.ptr('SCR')} + where, tl.load({e.ptr('OUT')} + where, mask=tmask), mask=tmask)")
+            if sources:
+                e.depth -= 1
+        e.depth -= 1
+
     def emit_product(self, e, c):
         M, N, K, BM, BN, BK = self.dims(c)
         e.line(f"a_ptr = {e.ptr('IN')}")
@@ -605,15 +624,7 @@ class GemmScatter(_Gemm):
         e.remote_stores += 1
         e.depth -= 1
         if c["barrier"]:
-            e.barrier("bar", 0)
-            self.tile_loop(e, c)
-            e.line("if owner == rank:")
-            with e.indented():
-                with e.ranks():
-                    e.line(f"where = p * {M * N} + rows[:, None] * {N} + cols[None, :]")
-                    e.line(f"tl.store({e.ptr('SCR')} + where, tl.load({e.ptr('OUT')} + where, mask=tmask), "
-                           "mask=tmask)")
-            e.depth -= 1
+            self.copy_owned(e, c, sources=True)
 
     def expected(self, c, R, ins):
         M, N = self.dims(c)[:2]
@@ -659,13 +670,7 @@ class GemmReduceScatter(_Gemm):
                f'sem="relaxed", scope="{c["scope"]}")')
         e.depth -= 1
         if c["barrier"]:
-            e.barrier("bar", 0)
-            self.tile_loop(e, c)
-            e.line("if owner == rank:")
-            with e.indented():
-                e.line(f"where = rows[:, None] * {N} + cols[None, :]")
-                e.line(f"tl.store({e.ptr('SCR')} + where, tl.load({e.ptr('OUT')} + where, mask=tmask), mask=tmask)")
-            e.depth -= 1
+            self.copy_owned(e, c, sources=False)
 
     def expected(self, c, R, ins):
         M, N = self.dims(c)[:2]
