@@ -98,7 +98,7 @@ def cmd_fuzz(args):
             raise UserError("--controls is a share of kernels: a number from 0 to 1")
         collective["controls"] = args.controls
         if args.plant:
-            raise UserError("--plant plants single-rank bugs; collectives have negative controls: use --controls")
+            raise UserError("--plant brings its own kernels (the collective ones too): leave out --family")
     elif args.patterns or args.controls:
         raise UserError("--patterns and --controls need --family collectives")
     if args.plant and args.backend == "compile":

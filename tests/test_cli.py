@@ -40,6 +40,10 @@ def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
 @pytest.mark.parametrize("args, words", [
     (["fuzz", "--target", "gfx9999", "--budget", "1"], "unknown target"),
     (["fuzz", "--budget", "soon"], "--budget"),
+    (["fuzz", "--family", "collectives", "--patterns", "all_to_some", "--budget", "1"], "unknown pattern"),
+    (["fuzz", "--patterns", "put_signal", "--budget", "1"], "need --family collectives"),
+    (["fuzz", "--family", "collectives", "--controls", "2", "--budget", "1"], "from 0 to 1"),
+    (["fuzz", "--backend", "interpret", "--plant", "lost-signal", "--budget", "1"], "needs a GPU"),
     (["fuzz", "--backend", "device", "--budget", "1"], "found no GPU"),
     (["fuzz", "--backend", "interpret", "--llc", "auto", "--budget", "1"], "--llc checks compiled code"),
     (["fuzz", "--backend", "interpret", "--plant", "missing-barrier", "--budget", "1"], "needs a GPU"),
