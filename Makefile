@@ -42,7 +42,7 @@ fuzz-demo: setup
 
 # README command 2: the test suite (real compiles, real worker crashes, an older Triton release for real bugs)
 test: setup setup-old
-	GFXHOUND_OLD_PYTHON=$(CURDIR)/$(OLD_VENV)/bin/python $(VENV)/bin/pytest -n $(JOBS) -q tests
+	GFXHOUND_OLD_PYTHON=$(CURDIR)/$(OLD_VENV)/bin/python $(VENV)/bin/pytest -n $(JOBS) -q --durations=15 tests
 
 test-fast: setup
 	$(VENV)/bin/pytest -n $(JOBS) -q -m "not slow" tests
