@@ -101,7 +101,6 @@ class Emitter:
         for name, (count, _kind) in flag_arrays.items():
             self.flag_start[name] = start
             start += count
-        self.remote_loads = self.remote_stores = 0
 
     # --- text ----------------------------------------------------------------------------------------------------
     def line(self, text: str):
@@ -154,13 +153,11 @@ class Emitter:
 
     def load(self, ptr: str, offs="offs", mask="m", remote=True, other="0") -> str:
         cache = self.c["load_cache"] if remote else ""
-        self.remote_loads += remote
         extra = f', cache_modifier="{cache}"' if cache else ""
         return f"tl.load({ptr} + {offs}, mask={mask}, other={other}{extra})"
 
     def store(self, ptr: str, value: str, offs="offs", mask="m", remote=True):
         cache = self.c["store_cache"] if remote else ""
-        self.remote_stores += remote
         extra = f', cache_modifier="{cache}"' if cache else ""
         self.line(f"tl.store({ptr} + {offs}, {value}, mask={mask}{extra})")
 

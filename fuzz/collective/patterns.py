@@ -52,7 +52,8 @@ class Pattern:
         return {"bar": (R * c["programs"] * self.barriers(c), "signal")} if self.barriers(c) else {}
 
     def barriers(self, c) -> int:
-        return 0
+        """How many all-pairs barriers the kernel holds: by default its optional one, when the spec asks for it."""
+        return 1 if self.optional_barrier and c["barrier"] else 0
 
     def emit(self, e, c, R):
         raise NotImplementedError
@@ -297,9 +298,6 @@ class AllReduceAtomic(Pattern):
     def counts(self, c, R):
         return {"IN": c["n"], "OUT": c["n"], "SCR": c["n"] if c["barrier"] else 0}
 
-    def barriers(self, c):
-        return 1 if c["barrier"] else 0
-
     def emit(self, e, c, R):
         with e.chunks("n"):
             e.line(f"x = {e.load(e.ptr('IN'), remote=False)}")
@@ -383,9 +381,6 @@ class AllGatherPush(Pattern):
     def counts(self, c, R):
         return {"IN": c["n"], "OUT": R * c["n"], "SCR": R * c["n"] if c["barrier"] else 0}
 
-    def barriers(self, c):
-        return 1 if c["barrier"] else 0
-
     def emit(self, e, c, R):
         with e.chunks("n"):
             e.line(f"x = {e.load(e.ptr('IN'), remote=False)}")
@@ -413,9 +408,6 @@ class AllGatherPull(Pattern):
 
     def counts(self, c, R):
         return {"IN": c["n"], "OUT": R * c["n"]}
-
-    def barriers(self, c):
-        return 1 if c["barrier"] else 0
 
     def emit(self, e, c, R):
         if c["barrier"]:
@@ -612,16 +604,12 @@ class GemmScatter(_Gemm):
         M, N, K, *_ = self.dims(c)
         return {"IN": M * K + K * N, "OUT": R * M * N, "SCR": R * M * N if c["barrier"] else 0}
 
-    def barriers(self, c):
-        return 1 if c["barrier"] else 0
-
     def emit(self, e, c, R):
         M, N = self.dims(c)[:2]
         self.tile_loop(e, c)
         self.emit_product(e, c)
         e.line(f"tl.store({e.ptr('OUT', 'owner')} + rank * {M * N} + rows[:, None] * {N} + cols[None, :], "
                f"{e.out('acc')}, mask=tmask)")
-        e.remote_stores += 1
         e.depth -= 1
         if c["barrier"]:
             self.copy_owned(e, c, sources=True)
@@ -658,9 +646,6 @@ class GemmReduceScatter(_Gemm):
     def counts(self, c, R):
         M, N, K, *_ = self.dims(c)
         return {"IN": M * K + K * N, "OUT": M * N, "SCR": M * N if c["barrier"] else 0}
-
-    def barriers(self, c):
-        return 1 if c["barrier"] else 0
 
     def emit(self, e, c, R):
         M, N = self.dims(c)[:2]
