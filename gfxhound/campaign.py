@@ -13,19 +13,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gfxhound.corpus_store import Corpus
+from gfxhound.families import headline
 from gfxhound.fuzz.capabilities import Capabilities, finish, introspect, probe_specs
 from gfxhound.fuzz.generate import spec_stream
 from gfxhound.fuzz.program import Features
 from gfxhound.fuzz.render import launch_options, render
 from gfxhound.fuzz.repro import render_repro
-from gfxhound.oracle.judge import judge_compile, judge_execute
+from gfxhound.oracle.judge import defects, judge_compile, judge_execute
 from gfxhound.oracle.limitations import excluded_features
 from gfxhound.oracle.pool import CompilePool
-from gfxhound.signature import MEMORY_MODEL_STAGE, environment_reason
+from gfxhound.signature import MEMORY_MODEL_STAGE, environment_reason, family_key
 
 
 PROBE_TIMEOUT_S = 300
 DRAIN_GRACE_S = 60  # see Campaign.drain_expired
+OUTPUT_CAP = 64 * 1024  # bytes of a failing compile's output kept with its example (the end: where it failed)
 
 
 class CampaignError(Exception):
@@ -329,11 +331,11 @@ class Campaign:
         backend = self.config.backend
         if backend == "compile":
             return judge_compile(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec))
-        ops = []
-        if "features" in outcome and outcome["features"]:
-            for name, count in outcome["features"]["ops"].items():
-                ops += [name] * count
-        return judge_execute(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec), backend, ops)
+        counts = (outcome.get("features") or {}).get("ops") or render(spec, self.caps[arch]).features.ops
+        ops = [name for name, count in sorted(counts.items()) for _ in range(count)]
+        family = "collectives" if spec.collective else "kernels"
+        return judge_execute(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec), backend, ops,
+                             family)
 
     def finish_one(self, pool, spec, arch, task, future):
         outcome = pool.outcome(task, future)
@@ -406,7 +408,9 @@ class Campaign:
                 pool.discard(task)
                 raise CampaignError(f"cannot compile for {arch} with {self.toolchain}: {execution.reason}")
         elif execution.is_bug:
-            self.record(execution, spec, render(spec, caps), caps, task)
+            rendered = render(spec, caps)
+            for one in defects(execution):  # a kernel with two memory-model defects shows two bugs
+                self.record(one, spec, rendered, caps, task)
         pool.discard(task)
 
     @staticmethod
@@ -431,6 +435,10 @@ class Campaign:
         return second, second_arch, outcome
 
     def record(self, execution, spec, rendered, caps, task):
+        from gfxhound.fuzz.forced import forced
+        label = forced(spec.launch.env, execution.target)
+        if label:  # a knob forced a feature onto a target without it: real, but apart (fuzz/forced.py)
+            execution.checks["forced"] = label
         if spec.collective and execution.stage == "run":
             repro = self._collective_repro(execution, spec, rendered)
         elif execution.stage != MEMORY_MODEL_STAGE and (execution.verdict in ("miscompile", "nondeterministic") or (
@@ -451,6 +459,9 @@ class Campaign:
                                  llc=llc, ttgir=ttgir, memory_model_src=checker)
         files = {"spec.json": spec.dumps(), "run.json": execution.dumps(), "caps.json": caps.dumps(),
                  "repro.py": repro}
+        output = Path(task.get("stderr_path", ""))
+        if output.is_file():  # what the compiler printed: the finding's record, not the console (capped)
+            files["output.txt"] = output.read_bytes()[-OUTPUT_CAP:]
         finding, is_new = self.corpus.record(execution.to_json(), files, Path(task["task_dir"]) / "ir")
         if is_new:
             self.stats.new_signatures += 1
@@ -458,7 +469,9 @@ class Campaign:
             "id": finding.signature, "signature": finding.signature, "verdict": finding.verdict,
             "stage": finding.stage, "normalised": finding.normalised,
             "first_error_line": finding.message.splitlines()[0][:300] if finding.message else "",
-            "target": execution.target, "count_this_run": self.stats.findings.get(
+            "target": execution.target, "configuration": finding.configuration,
+            "family": family_key(finding.verdict, finding.stage, finding.normalised),
+            "count_this_run": self.stats.findings.get(
                 finding.signature, {}).get("count_this_run", 0) + 1, "new": is_new or self.stats.findings.get(
                 finding.signature, {}).get("new", False)}
 
@@ -505,6 +518,7 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
         "verdicts": dict(stats.verdicts),
         "user_error_share": round(stats.verdicts.get("user_error", 0) / n, 4),
         "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["signature"]),
+        "findings_headline": headline(list(stats.findings.values())),
         "resources": dict(stats.resources),
         "execution": _execution_summary(stats, n, config.backend) if config.backend != "compile" else {},
         "planted": _planted_summary(stats.planted, config.plant) if config.plant else {},

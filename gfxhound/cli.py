@@ -157,12 +157,16 @@ def _print_summary(console, summary):
         table.add_row(verdict, str(count))
     console.print(table)
     if summary["findings"]:
-        found = Table(title="findings")
+        from gfxhound.families import groups, headline
+        found = Table(title=f"findings: {headline(summary['findings'])}")
         for col in ("id", "verdict", "stage", "target", "new", "first error line"):
             found.add_column(col)
-        for f in summary["findings"]:
-            found.add_row(f["id"], f["verdict"], f["stage"], f["target"], "yes" if f["new"] else "",
-                          f["first_error_line"][:100])
+        for group in groups(summary["findings"]):
+            many = len(group["members"]) > 1
+            for f in group["members"]:
+                label = ("forced: " if group["forced"] else "") + (f"family {group['family'][:8]}: " if many else "")
+                found.add_row(f["id"], f["verdict"], f["stage"], f["target"], "yes" if f["new"] else "",
+                              label + f["first_error_line"][:100])
         console.print(found)
     for miss in summary.get("coverage_floors", {}).get("missed", []):
         console.print(f"[yellow]coverage below its floor[/]: {miss['floor']} in {miss['share']:.1%} of kernels "
@@ -171,6 +175,18 @@ def _print_summary(console, summary):
         console.print("[bold]user errors[/] (legitimate rejections; the generator should avoid them):")
         for message, count in summary["user_errors"].items():
             console.print(f"  {count} x {message}", highlight=False)
+
+
+def _migrate(corpus, dry_run):
+    """Re-key findings recorded under an older signature normaliser (gfxhound/corpus_migrate.py)."""
+    from gfxhound.corpus_migrate import migrate
+    from gfxhound.fuzz.forced import forced
+    from gfxhound.oracle.memory_model import TABLES
+    report = migrate(corpus, TABLES.get, forced, corpus.root / "triage.json", dry_run=dry_run)
+    for old, new in sorted(report["moved"].items()):
+        print(f"{'would re-key' if dry_run else 're-keyed'} {old} -> {', '.join(new)} (normaliser "
+              f"{report['normaliser']}; {old} kept as an alias)")
+    print(f"{len(report['moved'])} finding(s) re-keyed, {report['unchanged']} unchanged")
 
 
 def _shard_seed(seed: int, shard: str) -> int:
@@ -194,11 +210,23 @@ def cmd_corpus(args):
             raise UserError(f"corpus merge: {args.id} is not a directory")
         added, merged = corpus.merge_from(source)
         print(f"merged {args.id} into {corpus.root}: {added} new finding(s), {merged} merged")
+        _migrate(corpus, dry_run=False)  # findings of an older normaliser join the bugs they are
+        return 0
+    if args.action == "migrate":
+        _migrate(corpus, dry_run=args.json)
+        return 0
+    if args.action == "regroup":  # wrong results whose reduced kernels have one shape are one bug
+        from gfxhound.reduce.regroup import regroup_all
+        for keep, folded in regroup_all(corpus):
+            print(f"{', '.join(folded)} folded into {keep} (same reduced shape; the old ids are its aliases)")
         return 0
     if args.action == "list":
+        from gfxhound.families import groups, headline
         rows = [{"id": f.signature, "verdict": f.verdict, "stage": f.stage, "count": f.count,
                  "targets": f.targets, "toolchains": f.toolchains, "status": f.status,
+                 "normalised": f.normalised, "configuration": f.configuration, "aliases": f.aliases,
                  "message": (f.message.splitlines() or [""])[0][:120]} for f in corpus.findings()]
+        rows = [dict(r, family=g["family"]) for g in groups(rows) for r in g["members"]]  # the listing order
         if args.json:
             print(json.dumps(rows, indent=1))
         elif args.markdown:
@@ -209,10 +237,15 @@ def cmd_corpus(args):
                 print(f"| `{r['id']}` | {r['verdict']} | {r['stage'] or '-'} | {', '.join(r['targets'])} | "
                       f"{', '.join(r['toolchains'])} | {r['count']} | `{message}` |")
         else:
+            sizes = {}
             for r in rows:
+                sizes[r["family"]] = sizes.get(r["family"], 0) + 1
+            for r in rows:
+                label = ("[forced] " if r["configuration"] != "default" else "") + (
+                    f"[family {r['family'][:8]}] " if sizes[r["family"]] > 1 else "")
                 print(f"{r['id']}  {r['verdict']:<10} {r['stage'] or '-':<8} x{r['count']:<5} "
-                      f"{','.join(r['targets'])}  {r['message']}")
-            print(f"{len(rows)} finding(s)")
+                      f"{','.join(r['targets'])}  {label}{r['message']}")
+            print(f"{len(rows)} finding(s): {headline(rows)}")
         return 0
     if not args.id:
         raise UserError(f"'gfxhound corpus {args.action}' needs a finding id (see 'gfxhound corpus list')")
@@ -431,8 +464,10 @@ def _reduce_miscompile(args, corpus, finding):
     expected = reference(result.spec, caps, backend, kind)
     repro = render_exec_repro(rendered, result.spec, make_inputs(result.spec), expected, execution.to_json(),
                               timeout_s=int(args.compile_timeout * 2))
+    from gfxhound.reduce.regroup import regroup, shape_of
     summary = {"level": "spec", "signature": finding.signature, "verdict": "miscompile", "backend": backend,
                "regrouped_signature": execution.signature,  # the reduced kernel's own (provisional) signature
+               "shape": shape_of(result.spec, caps, arch),  # what regroups it with the same bug's other findings
                "message": execution.message.splitlines()[0][:300] if execution.message else "",
                "body_lines_before": before, "body_lines_after": rendered.body_lines, "tests": result.tests,
                "accepted": result.accepted, "seconds": result.seconds, "interrupted": result.interrupted,
@@ -445,12 +480,21 @@ def _reduce_miscompile(args, corpus, finding):
                            capture_output=True, text=True, timeout=args.compile_timeout * 3 + 60)
     summary["repro_exit"] = check.returncode  # 1: the reduced repro is still wrong
     summary["output"] = str(dest)
+    if check.returncode == 1:  # findings whose reduced kernels have this shape are this bug: one finding
+        summary["finding"], summary["folded"] = regroup(corpus, finding.signature, summary["shape"])
+        if summary["folded"]:
+            dest = corpus.path(summary["finding"]) / ("reduced" if summary["finding"] == finding.signature else
+                                                      f"aliases/{finding.signature}/reduced") / "spec"
+            summary["output"] = str(dest)
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
         print(f"{finding.signature}: kernel body {before} -> {rendered.body_lines} lines in {result.seconds} s "
-              f"({result.tests} runs); regrouped as {execution.signature}; repro exit {check.returncode}\n"
-              f"  {dest}/repro.py")
+              f"({result.tests} runs); shape {summary['shape']}; repro exit {check.returncode}\n"
+              f"  {summary['output']}/repro.py")
+        if summary.get("folded"):
+            print(f"  one bug: {', '.join(summary['folded'])} folded into {summary['finding']} (same reduced shape; "
+                  "the old ids are its aliases)")
     return 0 if check.returncode == 1 else 1
 
 
@@ -460,7 +504,7 @@ def _reduce_spec(args, corpus, finding):
 
     from gfxhound.fuzz.render import launch_options, render
     from gfxhound.fuzz.repro import render_repro
-    from gfxhound.oracle.judge import judge_compile
+    from gfxhound.oracle.judge import defects, judge_compile
     from gfxhound.oracle.pool import CompilePool
     from gfxhound.reduce.spec_level import reduce_spec
 
@@ -489,8 +533,8 @@ def _reduce_spec(args, corpus, finding):
         execution = judge_compile(pool.outcome(task, future), candidate.spec_hash(), arch, toolchain,
                                   launch_options(candidate))
         pool.discard(task)
-        if execution.signature == finding.signature:
-            last[candidate.spec_hash()] = execution
+        if finding.signature in execution.signatures:  # a memory-model defect among the kernel's others
+            last[candidate.spec_hash()] = next(e for e in defects(execution) if e.signature == finding.signature)
             return True
         return False
 
@@ -566,7 +610,7 @@ def build_parser():
     fuzz.add_argument("--quiet", action="store_true")
     fuzz.set_defaults(func=cmd_fuzz)
     corpus = sub.add_parser("corpus", help="list, show or replay findings")
-    corpus.add_argument("action", choices=["list", "show", "replay", "merge"])
+    corpus.add_argument("action", choices=["list", "show", "replay", "merge", "migrate", "regroup"])
     corpus.add_argument("id", nargs="?")
     corpus.add_argument("--corpus", default="corpus")
     corpus.add_argument("--json", action="store_true")

@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
-FINDING_FORMAT = 1
+FINDING_FORMAT = 2  # 2: aliases, configuration, normaliser (format 1 is read with their defaults)
+_ADDED_IN_2 = {"aliases": list, "configuration": lambda: "default", "normaliser": lambda: 0}
 _NAME = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*")
 _REQUIRED = ("signature", "verdict", "stage", "spec_hash", "target", "toolchain")
 
@@ -90,10 +91,17 @@ class Finding:
     toolchains: list
     status: str = "new"
     examples: list = field(default_factory=list)
+    aliases: list = field(default_factory=list)  # earlier ids of this bug (re-keyed or merged findings)
+    configuration: str = "default"  # or "forced: <knob> on <arch> ..." when seen only with a forcing knob
+    normaliser: int = 0  # signature normaliser version its id was computed with
     format: int = FINDING_FORMAT
 
     def to_json(self):
         return asdict(self)
+
+    @property
+    def forced(self):
+        return self.configuration != "default"
 
     @classmethod
     def from_json(cls, data):
@@ -105,6 +113,8 @@ class Finding:
             raise CorpusError(f"finding.json has format {fmt}, this gfxhound reads up to {FINDING_FORMAT}; "
                               "upgrade gfxhound")
         names = [f.name for f in fields(cls)]
+        if isinstance(fmt, int) and fmt < 2:
+            data = {**{k: make() for k, make in _ADDED_IN_2.items()}, **data, "format": FINDING_FORMAT}
         missing = [n for n in names if n not in data]
         if missing:
             raise CorpusError(f"finding.json is missing fields: {', '.join(missing)}")
@@ -189,7 +199,10 @@ class Corpus:
         return sorted(out, key=lambda f: (f.first_seen, f.signature))
 
     def get(self, prefix: str) -> Finding:
-        sigs = [f.signature for f in self.findings() if f.signature.startswith(prefix)]
+        """The finding whose id, or one of whose aliases (earlier ids), starts with prefix."""
+        found = self.findings()
+        sigs = [f.signature for f in found if f.signature.startswith(prefix)] or sorted(
+            {f.signature for f in found for alias in f.aliases if alias.startswith(prefix)})
         if not sigs:
             raise CorpusError(f"no finding matches {prefix!r} in corpus at {self.root}")
         if len(sigs) > 1:
@@ -225,6 +238,10 @@ class Corpus:
                             normalised=execution.get("normalised", ""), first_seen=when, last_seen=when, count=0,
                             targets=[], toolchains=[])
             f.count += 1
+            forced = (execution.get("checks") or {}).get("forced") or "default"
+            if is_new or forced == "default":  # one default-configuration occurrence makes it a default bug
+                f.configuration = forced
+            f.normaliser = max(f.normaliser, execution.get("normaliser", 0))
             f.first_seen, f.last_seen = min(f.first_seen, when), max(f.last_seen, when)
             f.targets = sorted(set(f.targets) | {execution["target"]})
             f.toolchains = sorted(set(f.toolchains) | {execution["toolchain"]})
@@ -344,11 +361,60 @@ class Corpus:
                     mine.last_seen = max(mine.last_seen, t.last_seen)
                     mine.targets = sorted(set(mine.targets) | set(t.targets))
                     mine.toolchains = sorted(set(mine.toolchains) | set(t.toolchains))
+                    mine.aliases = sorted(set(mine.aliases) | set(t.aliases))
+                    if t.configuration == "default":
+                        mine.configuration = "default"
                     if mine.status == "new":
                         mine.status = t.status
                 mine.examples += [e for e in have + copied if e not in mine.examples]
                 self._save(mine)
         return added, merged
+
+    def absorb(self, source: str, into: str, finding: "Finding | None" = None) -> Finding:
+        """Fold finding `source` into finding `into` (one bug under two ids): counts summed, sets unioned, its
+        examples moved over where there is no example of that spec yet, `source` and its aliases kept as aliases.
+        Nothing it stored is lost: its other files (reduced/, bisect.json, verify.json, drafts) move to
+        `<into>/aliases/<source>/`. `finding`: what `into` should become when it does not exist yet (re-keying)."""
+        with self._locked():
+            src, dst = self._load(source), self._load(into)
+            if src is None:
+                raise CorpusError(f"corpus at {self.root}: no finding {source}")
+            if dst is None:
+                dst = finding or Finding(**{**src.to_json(), "signature": into, "count": 0, "examples": [],
+                                            "aliases": []})
+                dst.count = 0
+            src_dir, dst_dir = self.path(source), self.path(into)
+            dst_dir.mkdir(parents=True, exist_ok=True)
+            have = set(self._disk_examples(into))
+            for ex in [e for e in src.examples + self._disk_examples(source) if e not in have]:
+                if (src_dir / "examples" / ex).is_dir():
+                    (dst_dir / "examples").mkdir(exist_ok=True)
+                    os.rename(src_dir / "examples" / ex, dst_dir / "examples" / ex)
+                    have.add(ex)
+            dst.examples += [e for e in self._disk_examples(into) if e not in dst.examples]
+            dst.count += src.count
+            dst.first_seen = min(dst.first_seen, src.first_seen) if dst.first_seen else src.first_seen
+            dst.last_seen = max(dst.last_seen, src.last_seen)
+            dst.targets = sorted(set(dst.targets) | set(src.targets))
+            dst.toolchains = sorted(set(dst.toolchains) | set(src.toolchains))
+            dst.aliases = sorted((set(dst.aliases) | set(src.aliases) | {source}) - {into})
+            if src.configuration == "default":
+                dst.configuration = "default"
+            if dst.status == "new":
+                dst.status = src.status
+            self._save(dst)
+            rest = [p for p in src_dir.iterdir() if p.name not in ("finding.json", "examples")]
+            if (src_dir / "examples").is_dir():
+                rest += [p for p in (src_dir / "examples").iterdir()]  # an example of a spec `into` already has
+            if rest:
+                keep = dst_dir / "aliases" / source
+                keep.mkdir(parents=True, exist_ok=True)
+                for p in rest:
+                    os.rename(p, keep / (p.name if p.parent == src_dir else f"examples-{p.name}"))
+            os.unlink(src_dir / "finding.json")
+            shutil.rmtree(src_dir)
+            _fsync_dir(self.root)
+            return dst
 
     def clean_temp(self) -> "list[Path]":
         """Remove leftover `.tmp-` entries, but only if the lock is free: a live writer's temps are not garbage.

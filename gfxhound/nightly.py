@@ -184,10 +184,16 @@ class Night:
 
     def triage_new(self, finding, entry):
         sig, corpus = finding.signature, str(self.c.corpus)
-        if finding.verdict in ("ice", "timeout") and self.c.reduce_s > 0:
+        reducible = ("ice", "timeout") + (("miscompile",) if self.c.backend != "compile" else ())
+        if finding.verdict in reducible and self.c.reduce_s > 0:  # a wrong result is regrouped by its reduction
             done = self._run(["reduce", sig, "--corpus", corpus, "--timeout", str(self.c.reduce_s)],
                              f"reduce {sig[:8]}", timeout=self.c.reduce_s * 2 + 300)
             entry["reduced"] = bool(done and done[0] == 0)
+            from gfxhound.corpus_store import Corpus
+            home = Corpus(corpus).get(sig).signature  # a reduced wrong result may be a bug the corpus has
+            if home != sig:
+                entry.update(state="known", folded_into=home)
+                return
         if self.c.bisect and self.c.previous_triton and self.record.get("toolchain"):
             current = self.record["toolchain"].removeprefix("triton-")
             if re.fullmatch(r"\d+\.\d+\.\d+", current):

@@ -47,5 +47,10 @@ class Execution:
         return cls(**data)
 
     @property
+    def signatures(self):
+        """Every bug identity this run shows: its signature, and each memory-model defect's (oracle/judge.py)."""
+        return [self.signature] + [s for s in (self.checks.get("defects") or {}).values() if s != self.signature]
+
+    @property
     def is_bug(self):
         return self.verdict in BUG_VERDICTS

@@ -11,7 +11,10 @@ import hashlib
 import json
 import re
 
-NORMALISER_VERSION = 5
+NORMALISER_VERSION = 6
+# What each version changed (corpus/migrate.py re-keys findings recorded under an older one):
+# 6: memory-model findings keyed by (table, defect, counter); a generic pipeline failure, stack dump or bare signal
+#    names the pass (and op) its diagnostics name; a miscompile's provisional signature is never empty.
 
 # Legitimate rejections: the kernel or its options are not acceptable to this Triton/target. Classified by message,
 # not exception type (some are AssertionErrors). Each entry: (regex, short reason).
@@ -99,14 +102,46 @@ def last_stage(text):
 
 
 def key_line(text):
-    """The one line of native diagnostics that says what went wrong, or ''."""
+    """The one line of native diagnostics that says what went wrong, or ''. A line that names no bug by itself
+    (MLIR's generic pipeline failure, a bare stack dump) is completed with what the diagnostics after it name:
+    the failing pass, and the op of an ``error: 'op' ...`` line (see ``identity``)."""
     lines = [line for line in (text or "").splitlines() if not line.startswith("##gfxhound")]
     for pattern in _KEY_LINE_PATTERNS:
         for line in lines:
             m = pattern.search(line)
             if m:
-                return m.group(0).strip()
+                found = m.group(0).strip()
+                if _GENERIC.search(found):
+                    found = f"{found} {identity(text)}".strip()
+                return found
     return ""
+
+
+# Diagnostics that say only *that* something failed: alone they would put every failure of a stage under one
+# signature. Their identity is the pass that failed (MLIR names it in the note after the error; LLVM's stack dump
+# lists the passes it was running, innermost last) and, where an error line names one, the op.
+_GENERIC = re.compile(r"Failures have been detected while processing an MLIR pass pipeline|^Stack dump:|"
+                      r"^Segmentation fault|PassManager::run failed|Internal Triton PTX codegen error")
+_MLIR_PASS = re.compile(r"Pipeline failed while executing \[`([^`]+)`")
+_LLVM_PASS = re.compile(r"^\s*\d+\.\s+Running pass '([^']+)'", re.M)
+_OP_ERROR = re.compile(r"error: '([\w.]+)' op\b")
+_PTXAS_ERROR = re.compile(r"^ptxas [^\n;]*; error\s*: (.*)$", re.M)  # NVIDIA: what ptxas itself rejected
+
+
+def identity(text):
+    """``[pass X, op Y]`` from the diagnostics in text, or '' when they name neither."""
+    text = text or ""
+    parts = []
+    passes = _MLIR_PASS.findall(text) or _LLVM_PASS.findall(text)
+    if passes:
+        parts.append(f"pass {passes[-1]}")
+    op = _OP_ERROR.search(text)
+    if op:
+        parts.append(f"op {op.group(1)}")
+    ptxas = _PTXAS_ERROR.search(text)
+    if ptxas:
+        parts.append(f"ptxas: {ptxas.group(1).strip()}")
+    return f"[{', '.join(parts)}]" if parts else ""
 
 
 def python_exception(text):
@@ -182,12 +217,14 @@ def summarise(text, ended):
         if native and exc_type in ("RuntimeError", "") and native not in message:
             # the compiler's own diagnostic says more than "PassManager::run failed" or "LLD failed ... because"
             message = f"{message} | {native}"
+        elif _GENERIC.search(message) and identity(text) and identity(text) not in message:
+            message = f"{message} {identity(text)}"
         if environment_reason(text):
             verdict = "unresolved"
         else:
             verdict = "user_error" if user_error_reason(message) else "ice"
     else:  # died: signal or unexpected exit
-        message = native or ended
+        message = native or f"{ended} {identity(text)}".strip()
         if ended.startswith("signal:"):
             message = f"{message} [{ended}]" if native else message
         verdict = "ice"
@@ -212,17 +249,48 @@ def signature_hash(verdict, stage, normalised, frames):
 
 MEMORY_MODEL_STAGE = "memory-model"
 MEMORY_MODEL_MARK = "gfxhound-memory-model:"  # how a repro's child reports each violation, one a line
+_MM_MESSAGE = re.compile(r"^[\w-]+:([\w-]+): .*?missing (.*)$")
+_MM_COUNTER = re.compile(r"\b(vmcnt|lgkmcnt)\(0\)")
 
 
-def memory_model_signature(messages):
-    """A static memory-model violation (oracle/memory_model.py): its identity is the set of rule messages (rule,
-    instruction shape, what is missing: no registers, no line numbers)."""
-    normalised = "; ".join(sorted(set(messages)))
-    return normalised, signature_hash("miscompile", MEMORY_MODEL_STAGE, normalised, [])
+def memory_model_key(message, table):
+    """The defect a static memory-model violation (oracle/memory_model.py) shows: the code-sequence table, the
+    defect (wait-before-inv, wait-after-wbl2, inv-missing, ...) and the counter a missing wait is for. The scope,
+    the atomic's opcode and cache bits, fence or attached form are left out: one missing wait in the compiler
+    shows through all of them, and a kernel's other violations are other keys."""
+    found = _MM_MESSAGE.match(message.strip())
+    if not found:
+        return f"{table}: {normalise(message)}"
+    counter = _MM_COUNTER.search(found.group(2))
+    return f"{table}: {found.group(1)}" + (f" {counter.group(1)}" if counter else "")
 
 
-def miscompile_signature(verdict, target, ops):
+def memory_model_signatures(messages, table):
+    """[(key, signature, the messages of that key)] in key order: a kernel with two defects is two findings."""
+    by_key = {}
+    for message in messages:
+        by_key.setdefault(memory_model_key(message, table), []).append(message)
+    return [(key, signature_hash("miscompile", MEMORY_MODEL_STAGE, key, []), by_key[key]) for key in sorted(by_key)]
+
+
+def miscompile_signature(verdict, target, ops, fallback):
     """A miscompile has no message: its provisional identity is the target and the kernel's op multiset
-    (DESIGN.md "Signatures"); reduction regroups it by the reduced kernel's ops."""
-    normalised = f"{target}: " + " ".join(sorted(ops))
+    (DESIGN.md "Signatures"); reduction regroups it by the reduced kernel's shape. Never empty: without ops,
+    ``fallback`` (the kernel family and the spec's own hash) stands in, so no two kernels share a catch-all."""
+    assert ops or fallback, "a miscompile signature needs the kernel's ops or a fallback"
+    normalised = f"{target}: " + (" ".join(sorted(ops)) if ops else f"kernel {fallback}")
     return normalised, signature_hash(verdict, "run", normalised, [])
+
+
+# Names of element types and formats: two signatures that differ only there are one family (the same lowering
+# bug reached with f8E4M3FN and f8E5M2FNUZ); they stay two signatures, since bisection needs the exact one.
+_DTYPE_NAMES = re.compile(
+    r"\b(?:v\d+)?(?:[fi]\d+|bf\d+|f8E\w+|f6E\w+|f4E\w+|fp8\w*|bf8\w*|fp16|fp32|fp64|bf16|"
+    r"float\d*(?:_\w+)?|int\d+|uint\d+|e[2-5]m[1-3]\w*|e8m0\w*|tf32|x\d+f\d+)\b|"
+    r"'?\.(?:ca|cg|cs|cv|wb|wt|lu)\b'?")  # cache modifiers: the same lowering reached with another one
+
+
+def family_key(verdict, stage, normalised):
+    """The family a signature belongs to: its identity with element-type and format names blanked."""
+    blob = json.dumps([verdict, stage, _DTYPE_NAMES.sub("<type>", normalised or "")])
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]

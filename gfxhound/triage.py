@@ -61,7 +61,8 @@ class KnownIssue:
         return f"https://github.com/{self.repo}/issues/{self.number}"
 
     def covers(self, finding) -> bool:
-        if self.signature and finding.signature.startswith(self.signature):
+        ids = [finding.signature, *getattr(finding, "aliases", [])]  # an entry written before a re-keying
+        if self.signature and any(i.startswith(self.signature) for i in ids):
             return True
         return bool(self.match and re.search(self.match, finding.normalised or finding.message or ""))
 

@@ -5,7 +5,7 @@ import datetime
 
 from gfxhound.records import Execution
 from gfxhound.compat import LLC_ENDED
-from gfxhound.signature import (MEMORY_MODEL_STAGE, NORMALISER_VERSION, environment_reason, memory_model_signature,
+from gfxhound.signature import (MEMORY_MODEL_STAGE, NORMALISER_VERSION, environment_reason, memory_model_signatures,
                                 summarise, user_error_reason)
 
 
@@ -18,7 +18,7 @@ def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, op
     base = dict(spec_hash=spec_hash, target=target, backend="compile", toolchain=toolchain,
                 normaliser=NORMALISER_VERSION, options_requested=dict(options), time=now(),
                 duration_s=round(outcome.get("duration", 0.0), 4), resources=outcome.get("resources", {}),
-                options_applied=outcome.get("applied", {}), checks=outcome.get("checks", {}))
+                options_applied=outcome.get("applied", {}), checks=dict(outcome.get("checks", {})))
     if status == "ok":
         return Execution(verdict="pass", **base)
     if status == "harness":
@@ -26,9 +26,7 @@ def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, op
         return Execution(verdict="unresolved", reason=lines[-1][:500], message=outcome.get("text", "")[-2000:],
                          **base)
     if status == "memory_model":  # compiled, but a wait/writeback/invalidate the memory model needs is missing
-        normalised, signature = memory_model_signature(outcome["messages"])
-        return Execution(verdict="miscompile", stage=MEMORY_MODEL_STAGE, message="\n".join(outcome["messages"])[:2000],
-                         normalised=normalised, signature=signature, **base)
+        return _memory_model(outcome["messages"], target, base)
     ended = {"exception": "exception", "timeout": "timeout", "llc_timeout": "timeout",
              "llc_failed": LLC_ENDED}.get(status, outcome.get("ended", "exit:?"))
     summary = summarise(outcome.get("text", ""), ended)
@@ -45,7 +43,42 @@ def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, op
                      reason=reason, **base)
 
 
-def _collective(outcome, base, target, ops):
+def _memory_model(messages, target, base):
+    """One Execution per kernel whose signature is its first defect's; `checks["defects"]` holds every defect's
+    signature (key -> signature), so `defects()` can turn it into one finding per defect."""
+    from .memory_model import TABLES
+    table = TABLES.get(target.split(":")[0], target)
+    found = memory_model_signatures(messages, table)
+    key, signature, own = found[0]
+    base["checks"]["defects"] = {k: sig for k, sig, _ in found}
+    return Execution(verdict="miscompile", stage=MEMORY_MODEL_STAGE, message=_defect_message(key, own, messages),
+                     normalised=key, signature=signature, **base)
+
+
+def _defect_message(key, own, messages):
+    """First line: the defect in words (the same for every kernel that shows it); then its violations, then the
+    kernel's others: the full messages stay in the record."""
+    rest = [m for m in messages if m not in own]
+    return "\n".join([f"memory model ({key}): missing wait/writeback/invalidate", *own, *rest])[:2000]
+
+
+def defects(execution: Execution) -> "list[Execution]":
+    """The findings one judged kernel makes: itself, or one per memory-model defect (a kernel that misses a wait
+    before an invalidate and one after a writeback shows two bugs)."""
+    found = execution.checks.get("defects") or {}
+    if len(found) < 2:
+        return [execution]
+    messages = execution.message.splitlines()[1:]
+    table = execution.normalised.split(":", 1)[0]
+    out = []
+    for key, signature in sorted(found.items()):
+        own = [m for m in messages if memory_model_signatures([m], table)[0][0] == key]
+        out.append(Execution.from_json(dict(execution.to_json(), signature=signature, normalised=key,
+                                            message=_defect_message(key, own, messages))))
+    return out
+
+
+def _collective(outcome, base, target, ops, fallback):
     """A negative control is a check of the oracle (did it see the missing barrier?), never a finding: `pass`,
     with `control` caught or missed. A spin-wait that gave up is a hang the bound cut short: `timeout`."""
     from gfxhound.signature import miscompile_signature
@@ -55,7 +88,7 @@ def _collective(outcome, base, target, ops):
         base["checks"]["control"] = f"{coll['control']}:{seen}"
         return Execution(verdict="pass", **base)
     if checks.get("gave_up"):
-        normalised, signature = miscompile_signature("timeout", target, ops)
+        normalised, signature = miscompile_signature("timeout", target, ops, fallback)
         message = f"{checks['gave_up']} spin-wait(s) gave up: " + outcome.get("message", "")
         return Execution(verdict="timeout", stage="run", message=message[:2000], normalised=normalised,
                          signature=signature, **base)
@@ -68,7 +101,7 @@ RUNTIME_FAULT_PATTERNS = (r"illegal memory access", r"unspecified launch failure
 
 
 def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, options: dict, backend: str,
-                  ops=()) -> Execution:
+                  ops=(), family="kernels") -> Execution:
     """Turn an execution outcome into a verdict. A miscompile's signature is provisional (DESIGN.md): target and
     the kernel's op multiset, until reduction regroups it."""
     import re
@@ -82,8 +115,9 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
     base = dict(spec_hash=spec_hash, target=target, backend=backend, toolchain=toolchain,
                 normaliser=NORMALISER_VERSION, options_requested=dict(options), time=now(),
                 duration_s=round(outcome.get("duration", 0.0), 4), checks=dict(outcome.get("checks", {})))
+    fallback = f"{family} {spec_hash}"  # no ops reported: this kernel alone, never a catch-all
     if status == "ok" and outcome.get("collective"):
-        timed_out = _collective(outcome, base, target, ops)
+        timed_out = _collective(outcome, base, target, ops, fallback)
         if timed_out is not None:
             return timed_out
     if status == "ok":
@@ -95,7 +129,7 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
             verdict = "nondeterministic"
         else:
             verdict = "miscompile"
-        normalised, signature = miscompile_signature(verdict, target, ops)
+        normalised, signature = miscompile_signature(verdict, target, ops, f"{family} {spec_hash}")
         return Execution(verdict=verdict, stage="run", message=outcome.get("message", ""), normalised=normalised,
                          signature=signature, **base)
     if status == "ub":
@@ -117,7 +151,7 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
                          **base)
     if outcome.get("phase") == "run" or status == "timeout" and outcome.get("phase") == "run":
         if status == "timeout":
-            normalised, signature = miscompile_signature("timeout", target, ops)
+            normalised, signature = miscompile_signature("timeout", target, ops, fallback)
             return Execution(verdict="timeout", stage="run", message="the kernel did not finish",
                              normalised=normalised, signature=signature, **base)
         if any(re.search(p, text) for p in RUNTIME_FAULT_PATTERNS) or status == "died":

@@ -121,7 +121,7 @@ def signature_of(prop: dict, path: Path):
 
 
 def same_failure(prop: dict, path) -> bool:
-    return signature_of(prop, Path(path)).signature == prop["signature"]
+    return prop["signature"] in signature_of(prop, Path(path)).signatures
 
 
 _LOC_DEF = re.compile(r"^#loc\d*\s*=.*$\n?", re.M)

@@ -135,7 +135,8 @@ def test_a_memory_model_finding_repro_says_present(tmp_path):
     assert stats.verdicts == {"miscompile": 1}, (stats.verdicts, stats.unresolved)
     (finding,) = stats.findings.values()
     assert finding["stage"] == "memory-model"
-    assert "missing s_waitcnt vmcnt(0) before buffer_inv" in finding["normalised"]
+    assert finding["normalised"] == "gfx942: wait-before-inv vmcnt"  # keyed by defect (signature.py)
+    assert finding["first_error_line"].startswith("memory model (gfx942: wait-before-inv vmcnt)")
     repro = next((tmp_path / "corpus").glob("*/examples/*/repro.py"))
     proc = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, **env))

@@ -1,0 +1,82 @@
+"""Regroup wrong results by their reduced kernels (DESIGN.md, Signatures).
+
+Why: a miscompile has no message, so its provisional signature is the target and the op multiset of the random
+kernel that showed it, and one bug found through four kernels is four findings. Once reduced, what is left is what
+the bug needs; two findings whose reduced kernels have the same shape are one bug: the later one is folded into
+the earlier (Corpus.absorb), its id kept as an alias.
+
+The shape: the target, the reduced kernel's op *families* from the registry (``math`` for ``tl.abs`` and
+``tl.log`` alike: the reduction keeps one op of the family the bug needs, not always the same one) and its control
+structure (loops, branches). Element types stay out: the reduction does not always narrow them.
+"""
+from __future__ import annotations
+
+import json
+
+from gfxhound.fuzz.ops import REGISTRY
+from gfxhound.fuzz.render import render
+
+SHAPE_FILE = "reduce.json"
+# what a kernel reads and writes, and how its loops are bounded, is the harness's choice, not the bug's
+IO_FAMILIES = {"memory", "atomic", "constant", "debug", "pointer"}
+STRUCTURE = {"for", "for_carried", "nested_for", "kloop_dot", "kloop_pipelined", "if", "if_in_loop", "if_tensor",
+             "if_ptr_select", "early_return", "while"}
+
+
+def shape_of(spec, caps, target: str) -> str:
+    """The target, the families of the ops that compute, and the control structure of a reduced kernel."""
+    features = render(spec, caps).features
+    families = sorted({REGISTRY[name].family if name in REGISTRY else name for name in features.ops}
+                      - IO_FAMILIES)
+    control = sorted(c for c in features.control if c in STRUCTURE)
+    return f"{target}: ops {' '.join(families) or '-'}; control {' '.join(control) or '-'}"
+
+
+def reduced_shape(corpus, signature: str) -> "str | None":
+    """The shape of a finding's reduced kernel, computed now (a shape definition may change after reduction)."""
+    from gfxhound.fuzz.capabilities import Capabilities
+    from gfxhound.spec import KernelSpec
+    reduced = corpus.path(signature) / "reduced" / "spec"
+    examples = corpus.example_dirs(signature)
+    if not (reduced / "spec.json").exists() or not examples:
+        return None
+    try:
+        run = json.loads((examples[0] / "run.json").read_text())
+        caps = Capabilities.from_json(json.loads((examples[0] / "caps.json").read_text()))
+        return shape_of(KernelSpec.loads((reduced / "spec.json").read_text()), caps, run["target"])
+    except (FileNotFoundError, ValueError, KeyError):
+        return None
+
+
+def regroup(corpus, signature: str, shape: str) -> "tuple[str, list[str]]":
+    """Fold every other miscompile whose reduced kernel has `shape` together with `signature`: all into the one
+    first seen. Returns (the id that remains, the ids folded into it)."""
+    from gfxhound.corpus_store import CorpusError
+    found = {f.signature: f for f in corpus.findings()}
+    same = [signature] + [s for s, f in found.items() if s != signature and f.verdict == "miscompile"
+                          and reduced_shape(corpus, s) == shape]
+    if len(same) == 1:
+        return signature, []
+    keep = min(same, key=lambda s: (found[s].first_seen, s))
+    folded = []
+    for other in (s for s in same if s != keep):
+        try:
+            corpus.absorb(other, keep)
+            folded.append(other)
+        except CorpusError:  # another reduction's regrouping folded it first
+            continue
+    return keep, folded
+
+
+def regroup_all(corpus) -> "list[tuple[str, list[str]]]":
+    """Regroup every reduced miscompile of a corpus (after a change of the shape definition, or a merge)."""
+    done = []
+    for finding in corpus.findings():
+        if finding.verdict != "miscompile" or not any(f.signature == finding.signature for f in corpus.findings()):
+            continue
+        shape = reduced_shape(corpus, finding.signature)
+        if shape:
+            keep, folded = regroup(corpus, finding.signature, shape)
+            if folded:
+                done.append((keep, folded))
+    return done
