@@ -163,11 +163,14 @@ class Night:
             self.record["errors"].append(f"triage file: {exc}")
             known_issues = Triage(Path("/nonexistent/triage.json"))
         scrub = Scrubber({self.c.corpus: "corpus"})  # the summary is published as a CI artifact
-        for finding in sorted((f for f in corpus.findings() if f.signature in tonight), key=lambda f: f.signature):
+        from gfxhound.families import family_of, groups
+        tonights = sorted((f for f in corpus.findings() if f.signature in tonight), key=lambda f: f.signature)
+        for finding in [f for g in groups(tonights) for f in g["members"]]:
             entry = {"signature": finding.signature, "verdict": finding.verdict, "stage": finding.stage,
                      "message": scrub(finding.message[:500]), "targets": finding.targets, "count": finding.count,
                      "state": "known", "known_issue": None, "reproductions": None, "flaky_rate": None,
-                     "draft": None, "bisect": None, "reduced": False}
+                     "draft": None, "bisect": None, "reduced": False, "configuration": finding.configuration,
+                     "family": family_of(finding)}  # listings group a family and put forced ones last
             issue = known_issues.known(finding)
             if issue:
                 entry["known_issue"] = issue.url
