@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 import zlib
 
 import torch
@@ -193,6 +194,10 @@ def render_exec_repro(rendered, spec, inputs: dict, expected, execution: dict, t
                                                                 for k, v in reaches.items()}}, blob)
     data = base64.b64encode(zlib.compress(blob.getvalue(), 9)).decode()
     message = "\n".join(line[:200] for line in execution.get("message", "").splitlines()[:6])
+    disagree = disagreements(execution.get("message", ""), exp)
+    if disagree:  # a harness bug (the data differ from those judged): say so where the reader looks first
+        message += ("\n\nWARNING: the embedded expected values disagree with this message: "
+                    + "; ".join(disagree[:5]))
     return TEMPLATE.format(spec_hash=execution["spec_hash"], verdict=execution["verdict"],
                            backend=execution["backend"], target=execution["target"],
                            toolchain=execution["toolchain"], message=message, grid=tuple(rendered.grid),
@@ -200,6 +205,36 @@ def render_exec_repro(rendered, spec, inputs: dict, expected, execution: dict, t
                            env=repr({k: str(v) for k, v in rendered.env.items()}), args=repr(rendered.args),
                            timeout=int(timeout_s), data=data, kernel=rendered.source,
                            fault="|".join(RUNTIME_FAULT_PATTERNS))
+
+
+QUOTED = re.compile(r"\[(\d+)\] expected ([^\s,;]+)")
+
+
+def quoted_expectations(message: str) -> list:
+    """(output name, index, value as printed) for every element a finding's message (oracle/compare.py) quotes as
+    `[i] expected X`."""
+    quoted = []
+    for line in message.splitlines():
+        name = line.split(" ", 1)[0]
+        if name.startswith("out_"):
+            quoted += [(name, int(i), x) for i, x in QUOTED.findall(line)]
+    return quoted
+
+
+def disagreements(message: str, expected: dict) -> list:
+    """The elements the message quotes whose embedded expected data (name -> {"v", "bad", "written"}) are not
+    that determined value: empty when the repro holds exactly what the finding was judged with."""
+    from .compare import _fmt
+    found = []
+    for name, i, shown in quoted_expectations(message):
+        exp = expected.get(name)
+        if exp is None or i >= exp["v"].numel():
+            found.append(f"{name}[{i}] is not embedded")
+        elif bool(exp["bad"][i]) or not bool(exp["written"][i]):
+            found.append(f"{name}[{i}] expected {shown}, embedded as undetermined or never written")
+        elif _fmt(exp["v"][i].item()) != shown:
+            found.append(f"{name}[{i}] expected {shown}, embedded {_fmt(exp['v'][i].item())}")
+    return found
 
 
 def inputs_dtype(name):

@@ -1,5 +1,11 @@
 """Input data for an execution, derived from the spec alone so the oracle, every backend and a repro agree.
 
+The data depend on the computation a spec describes, not on how it is launched: the seed leaves out the launch
+configuration and the metamorphic pair (`data_key`). Both members of a launch pair run on the same data and are
+judged against the same reference, and the second member, recorded as a spec of its own (`fuzz/pairs.py`
+`variant`), regenerates exactly the data it was judged with, so its repro embeds the expected values its
+finding's message quotes.
+
 Each input draws a value profile. Integer-valued and dyadic floats keep long chains of arithmetic exact, so the
 oracle can check them bit for bit (and comparisons, floor and casts to int on them stay decidable); real-valued
 and positive profiles exercise rounding and the domains of log and sqrt. Values stay far from overflow and from
@@ -8,6 +14,7 @@ the denormal range: steering towards special values is the generator's job, not 
 from __future__ import annotations
 
 import hashlib
+import json
 
 import torch
 
@@ -21,8 +28,18 @@ FLOAT_PROFILES = ("integers", "dyadic", "real", "positive")
 INT_PROFILES = ("small", "wide")
 
 
-def _seed(spec_hash: str, index: int) -> int:
-    return int(hashlib.sha256(f"{spec_hash}:{index}".encode()).hexdigest()[:12], 16)
+def _seed(key: str, index: int) -> int:
+    return int(hashlib.sha256(f"{key}:{index}".encode()).hexdigest()[:12], 16)
+
+
+def data_key(spec) -> str:
+    """What the input data are drawn from: the spec's identity without its launch configuration (num_warps,
+    num_stages, AMD options, environment knobs) and its metamorphic pair, none of which may change the result."""
+    identity = spec.identity()
+    identity.pop("launch", None)
+    identity.pop("pair", None)
+    blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def numel(axes, sizes) -> int:
@@ -34,10 +51,10 @@ def numel(axes, sizes) -> int:
 
 def make_inputs(spec) -> dict:
     """name -> flat CPU tensor of the input's dtype (row- or column-major order is the strides' business)."""
-    spec_hash = spec.spec_hash()
+    key = data_key(spec)
     out = {}
     for i, arg in enumerate(spec.inputs):
-        gen = torch.Generator().manual_seed(_seed(spec_hash, i))
+        gen = torch.Generator().manual_seed(_seed(key, i))
         n = numel(arg["axes"], spec.sizes)
         dtype = arg["dtype"]
         pick = int(torch.randint(0, 1 << 20, (1,), generator=gen))

@@ -120,6 +120,9 @@ def _run_pair(spec, rendered, kernel, inputs, expected, outputs, task, device):
     second member is wrong on its own (a finding, as its own spec); `differs`: both are within bounds but not
     bit-identical (counted, not reported: no standalone repro shows it)."""
     from gfxhound.fuzz.pairs import ORDER_PRESERVING
+    # the first member's inputs and reference are the second's too: the data leave the launch and the pair out
+    # (inputs.data_key), so the second member, recorded as a spec of its own, regenerates exactly what it was
+    # judged with here (and its repro embeds the values this message quotes)
     kind = spec.pair["kind"]
     second = _pair_rendered(spec, rendered)
     start = time.perf_counter()
