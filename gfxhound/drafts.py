@@ -178,6 +178,23 @@ def _environment(corpus, finding, extra: list) -> str:
     return "\n".join(rows)
 
 
+def _related(corpus, finding) -> list:
+    """Environment lines: a forced configuration, and the other signatures of the finding's family (the same
+    failure with another element type, format or cache modifier), so the maintainer sees the bug's reach."""
+    from gfxhound.families import family_of
+    lines = []
+    if finding.configuration != "default":
+        knob = finding.configuration.removeprefix("forced: ")
+        lines.append(f"Configuration: only seen with an environment knob that forces a feature ({knob}); not in a "
+                     "default configuration")
+    family = family_of(finding)
+    for other in corpus.findings():
+        if other.signature != finding.signature and family_of(other) == family:
+            lines.append(f"Same failure with another type or format: `{other.signature}` "
+                         f"({_short(other.message, 120)}; {', '.join(other.targets)})")
+    return lines
+
+
 def build(corpus, finding, upstream: str | None = None, python: str = sys.executable, timeout: float = 600,
           env: dict | None = None) -> Draft:
     folder = corpus.path(finding.signature)
@@ -276,7 +293,7 @@ def _triton(corpus, finding, folder, python, timeout, env) -> Draft:
         "## Expected vs actual", expected, ub,
         "## Bisection", _bisection(folder), "",
         "## Environment", _environment(corpus, finding, [f"Python {sys.version.split()[0]}, "
-                                                         f"{sys.platform}"]), "",
+                                                         f"{sys.platform}", *_related(corpus, finding)]), "",
         "## How this was found",
         f"Found by a fuzzer (gfxhound: random valid Triton kernels, compiled for AMD targets and compared with a "
         f"PyTorch reference); {finding.count} occurrence(s) across {len(examples)} kernel(s) since "
@@ -314,7 +331,7 @@ def _llvm(corpus, finding, folder, python, timeout, env) -> Draft:
         "## Environment",
         f"- llc: {('LLVM ' + llvm_version.group(1)) if llvm_version else 'unknown'} "
         f"({'assertions on' if 'Optimized build with assertions' in version else 'release build'})",
-        f"- Seen through: {', '.join(finding.toolchains)}", "",
+        f"- Seen through: {', '.join(finding.toolchains)}", *[f"- {line}" for line in _related(corpus, finding)], "",
         "## How this was found",
         f"Found by a fuzzer (gfxhound) on Triton-generated AMDGPU IR; reduced automatically ({info.get('lines_before')}"
         f" -> {info.get('lines_after')} lines) with `llvm-reduce`. Not yet checked against llvm-project main."])

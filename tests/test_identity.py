@@ -183,3 +183,16 @@ def test_a_ptxas_codegen_error_is_named_by_what_ptxas_rejected():
     ca = summarise(PTXAS.replace("'.cg'", "'.ca'").replace("line 58", "line 12"), "exception")
     assert len({cg["signature"], other["signature"], ca["signature"]}) == 3
     assert family_key("ice", "", cg["normalised"]) == family_key("ice", "", ca["normalised"])  # a cache modifier
+
+
+def test_a_draft_names_its_family_and_a_forced_configuration(tmp_path):
+    from gfxhound.drafts import _related
+    corpus = Corpus(tmp_path / "c")
+    for sig, message, env in (("aaaaaaaaaaaaaaaa", "LLVM ERROR: f32 to f8E4M3FN with rounding mode rtz", {}),
+                              ("bbbbbbbbbbbbbbbb", "LLVM ERROR: f32 to f8E5M2FNUZ with rounding mode rtz",
+                               {"TRITON_HIP_USE_ASYNC_COPY": "1"})):
+        _v5(corpus, sig, message, message, sig[:4], verdict="ice", stage="llir", env=env, target="gfx1100")
+    migrate(corpus, TABLES.get, forced)
+    a, b = corpus.get("aaaa"), corpus.get("bbbb")
+    assert any("`bbbbbbbbbbbbbbbb`" in line and "f8E5M2FNUZ" in line for line in _related(corpus, a))
+    assert _related(corpus, b)[0].startswith("Configuration: only seen with an environment knob")
