@@ -18,7 +18,8 @@ import json
 from pathlib import Path
 
 from gfxhound.corpus_store import Corpus, Finding, _atomic_write
-from gfxhound.signature import (MEMORY_MODEL_STAGE, NORMALISER_VERSION, identity, memory_model_signatures,
+from gfxhound.signature import (MEMORY_MODEL_STAGE, NORMALISER_VERSION, identity, memory_model_headline,
+                                memory_model_signatures,
                                 miscompile_signature, normalise, signature_hash)
 
 
@@ -30,7 +31,7 @@ def rekey(run: dict, spec: dict, output: str, table_of) -> "tuple[str, str, str]
         lines = [m for m in message.splitlines() if m.strip() and not m.startswith("memory model (")]
         key, signature, own = memory_model_signatures(lines, table_of(target) or target)[0]
         rest = [m for m in lines if m not in own]
-        return signature, key, "\n".join([f"memory model ({key}): missing wait/writeback/invalidate", *own, *rest])
+        return signature, key, "\n".join([memory_model_headline(key, own), *own, *rest])
     if stage == "run" and run.get("normalised", "").rstrip().endswith(":"):  # no ops: this kernel alone
         family = "collectives" if spec.get("collective") else "kernels"
         normalised, signature = miscompile_signature(verdict, target, [], f"{family} {run['spec_hash']}")

@@ -265,6 +265,14 @@ def memory_model_key(message, table):
     return f"{table}: {found.group(1)}" + (f" {counter.group(1)}" if counter else "")
 
 
+def memory_model_headline(key, own):
+    """The first line of a memory-model finding: the same for every kernel that shows the defect (what is missing,
+    without the scope's cache bits)."""
+    found = _MM_MESSAGE.match(own[0].strip()) if own else None
+    missing = re.sub(r"\s+(?:sc0|sc1|nt)\b|;.*$", "", found.group(2)) if found else "a wait, writeback or invalidate"
+    return f"memory model ({key}): missing {missing}"
+
+
 def memory_model_signatures(messages, table):
     """[(key, signature, the messages of that key)] in key order: a kernel with two defects is two findings."""
     by_key = {}

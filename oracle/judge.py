@@ -5,7 +5,8 @@ import datetime
 
 from gfxhound.records import Execution
 from gfxhound.compat import LLC_ENDED
-from gfxhound.signature import (MEMORY_MODEL_STAGE, NORMALISER_VERSION, environment_reason, memory_model_signatures,
+from gfxhound.signature import (MEMORY_MODEL_STAGE, NORMALISER_VERSION, environment_reason, memory_model_headline,
+                                memory_model_signatures,
                                 summarise, user_error_reason)
 
 
@@ -59,7 +60,7 @@ def _defect_message(key, own, messages):
     """First line: the defect in words (the same for every kernel that shows it); then its violations, then the
     kernel's others: the full messages stay in the record."""
     rest = [m for m in messages if m not in own]
-    return "\n".join([f"memory model ({key}): missing wait/writeback/invalidate", *own, *rest])[:2000]
+    return "\n".join([memory_model_headline(key, own), *own, *rest])[:2000]
 
 
 def defects(execution: Execution) -> "list[Execution]":
