@@ -87,6 +87,8 @@ def cmd_fuzz(args):
         targets = [_device_target()]
     collective = {}
     if args.family == "collectives":
+        _need_module("numpy", "--family collectives needs numpy (its patterns compute expected values with it): "
+                     "pip install numpy")
         from gfxhound.fuzz.collective import PATTERNS
         if args.patterns:
             names = [p.strip() for p in args.patterns.split(",") if p.strip()]
@@ -121,6 +123,12 @@ def cmd_fuzz(args):
     stats = campaign.run()
     summary = summary_json(stats, config, campaign.toolchain)
     summary["toolchain_detail"] = campaign.toolchain_detail
+    if config.backend == "compile":  # how many pointers got tt.pointer_range, how many kernels took buffer ops
+        from gfxhound.oracle.specialisation_stats import specialisation_shares
+        summary["specialisation"] = specialisation_shares(summary["coverage"],
+                                                          campaign.toolchain_detail.get("specialisation"))
+        for notice in summary["specialisation"]["notices"]:  # once per campaign, --json too
+            print(f"gfxhound: notice: {notice}", file=sys.stderr)
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
@@ -156,6 +164,10 @@ def _print_summary(console, summary):
     for verdict, count in sorted(summary["verdicts"].items()):
         table.add_row(verdict, str(count))
     console.print(table)
+    spec = summary.get("specialisation") or {}
+    if spec.get("pointer_args"):  # compile backend only
+        from gfxhound.oracle.specialisation_stats import summary_line
+        console.print(summary_line(spec), highlight=False)
     if summary["findings"]:
         from gfxhound.families import groups, headline
         found = Table(title=f"findings: {headline(summary['findings'])}")

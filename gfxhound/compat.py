@@ -4,7 +4,9 @@ Why self-contained (standard library + triton only, no gfxhound imports): repro 
 what bisection runs on releases from 3.0 to today. Three things vary across releases and live only here:
 - the ``ASTSource`` calling convention (changed at 3.3),
 - argument specialisation (``tt.divisibility``; ``tt.pointer_range`` on HIP since 3.4; ints equal to 1 become
-  constexprs), which we take from the backend's own hooks so a compile-only campaign sees the runtime's code paths,
+  constexprs), which we take from the backend's own hooks so a compile-only campaign sees the runtime's code paths
+  (with the release's own knob defaults: buffer ops default off in 3.4/3.5, on from 3.6; and where a release's
+  ``is_within_2gb`` imports torch first, 3.4-3.7, a stand-in module lets it run without torch),
 - the backend's stage table, which we wrap to print ``##gfxhound-stage <name>`` on fd 2 before each stage, so a
   process killed by LLVM still says where it died.
 """
@@ -12,6 +14,8 @@ import contextlib
 import os
 import re
 import subprocess
+import sys
+import types
 
 from gfxhound.llc_text import LLC_ENDED, LLC_STAGE, STAGE_MARK, classify_llc  # noqa: F401 - re-exported
 WAVE64_PREFIXES = ("gfx90", "gfx94", "gfx95")
@@ -56,16 +60,112 @@ class StubTensor:
         return self.nbytes
 
 
-def _spec_string(backend, value, kind):
-    """The backend's specialisation letters for one argument ('D' divisible by 16, 'S' within 2 GB, ...)."""
-    arg = StubTensor(value) if kind == "ptr" else value
+MAX_INT_32 = 2**31 - 1
+# How pointer specialisation was decided in this process (specialisation_report() tells the toolchain record):
+# "hooks" (the backend's own), "hooks+stand-in" (the same with a torch stand-in) or "fallback: <why>".
+_HOW = {"method": None}
+_ABSENT = object()
+
+
+def _backend_spec(backend, arg, kind):
     if kind == "ptr" and hasattr(backend, "get_tensor_specialization"):
         return backend.get_tensor_specialization(arg, align=True)
     if kind == "int" and hasattr(backend, "get_int_specialization"):
         return backend.get_int_specialization(arg, align=True)
     if hasattr(backend, "get_arg_specialization"):
         return backend.get_arg_specialization(arg, "tensor" if kind == "ptr" else "int", align=True)
-    return "D" if (kind == "int" and value % 16 == 0) or kind == "ptr" else ""
+    return None
+
+
+@contextlib.contextmanager
+def torch_stand_in():
+    """Put a stand-in ``torch`` module in ``sys.modules`` for the duration (only where torch is not there).
+
+    Triton 3.4-3.7's ``HIPBackend.is_within_2gb`` runs ``import torch`` before it looks at the argument; the
+    argument we pass (a StubTensor) answers through ``ptr_range()``, which the release checks first, so the stand-in
+    is never used beyond that import and the release's own rule and knob default decide.
+    """
+    before = sys.modules.get("torch", _ABSENT)
+    if before is not _ABSENT and before is not None:  # the real torch (None: an import blocked on purpose)
+        yield
+        return
+    stand_in = types.ModuleType("torch")
+    stand_in.Tensor = type("Tensor", (), {})  # nothing is an instance: a StubTensor is judged by ptr_range()
+    stand_in.__gfxhound_stand_in__ = True
+    sys.modules["torch"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch") is stand_in:
+            if before is _ABSENT:
+                del sys.modules["torch"]
+            else:
+                sys.modules["torch"] = before
+
+
+def _torch_missing(exc):
+    return (getattr(exc, "name", None) or "").split(".")[0] == "torch"
+
+
+def _spec_string(backend, value, kind):
+    """The backend's specialisation letters for one argument ('D' divisible by 16, 'S' within 2 GB, ...)."""
+    arg = StubTensor(value) if kind == "ptr" else value
+    if _HOW["method"] != "hooks+stand-in":
+        try:
+            desc = _backend_spec(backend, arg, kind)
+            if desc is not None:
+                _HOW["method"] = _HOW["method"] or "hooks"
+                return desc
+            _HOW["method"] = "rule (no backend hooks before 3.2; no tt.pointer_range before 3.4)"
+            return "D" if (kind == "int" and value % 16 == 0) or kind == "ptr" else ""
+        except ImportError as exc:
+            if not _torch_missing(exc):
+                raise
+    try:
+        with torch_stand_in():
+            desc = _backend_spec(backend, arg, kind)
+        if not (_HOW["method"] or "").startswith("fallback"):  # a fallback once in this process is what to report
+            _HOW["method"] = "hooks+stand-in"
+        return desc
+    except Exception as exc:  # noqa: BLE001 - a release whose rule we cannot run: decide as documented, say so
+        _HOW["method"] = f"fallback: {type(exc).__name__}: {str(exc)[:120]}"
+        return _fallback_spec(value, kind)
+
+
+def buffer_ops_knob():
+    """The installed release's own ``AMDGCN_USE_BUFFER_OPS`` setting (its default where the variable is unset),
+    or None for a Triton without ``triton.knobs`` (before 3.4)."""
+    try:
+        from triton import knobs
+        return bool(knobs.amd.use_buffer_ops)
+    except (ImportError, AttributeError):
+        return None
+
+
+def _fallback_spec(value, kind):
+    """The 3.4-3.9 rule, written out: only where the release's own hook cannot run at all."""
+    if kind == "int":
+        return "D" if value % 16 == 0 else ""
+    return "D" + ("S" if buffer_ops_knob() and value <= MAX_INT_32 else "")
+
+
+def specialisation_report(backend_name="hip"):
+    """How this process decides argument specialisation, for the toolchain record: the method, whether it is the
+    release's own rule (``exact``), whether a 4 KB pointer gets ``tt.pointer_range`` as things stand (the knob's
+    default unless AMDGCN_USE_BUFFER_OPS is set), and a one-line notice when it is not exact."""
+    import importlib.util
+    probe = [{"name": "p", "kind": "ptr", "type": "*fp32", "value": 4096}]
+    _signature, _constexprs, attrs = specialise(probe, backend_name)
+    method = _HOW["method"] or "hooks"
+    report = {"method": method, "exact": not method.startswith("fallback"),
+              "torch": importlib.util.find_spec("torch") is not None,
+              "buffer_ops_knob": buffer_ops_knob(), "buffer_ops_env": os.environ.get("AMDGCN_USE_BUFFER_OPS"),
+              "pointer_range_on_4kb": ["tt.pointer_range", 32] in attrs.get("p", [])}
+    if not report["exact"]:
+        report["notice"] = (f"triton {triton_version()}'s own pointer specialisation cannot run here "
+                            f"({method[len('fallback: '):]}); tt.pointer_range follows its AMDGCN_USE_BUFFER_OPS "
+                            f"knob ({report['buffer_ops_knob']}) and may differ from a real launch")
+    return report
 
 
 def specialise(args, backend_name="hip"):
@@ -87,10 +187,7 @@ def specialise(args, backend_name="hip"):
             continue
         signature[name] = arg["type"]
         if kind in ("ptr", "int"):
-            try:
-                desc = _spec_string(backend, value, kind)
-            except ImportError:  # 3.4's is_within_2gb imports torch; without it, decide as it would
-                desc = "D" + ("S" if os.environ.get("AMDGCN_USE_BUFFER_OPS", "0") in ("1", "true", "on") else "")
+            desc = _spec_string(backend, value, kind)
             found = backend.parse_attr(desc) if hasattr(backend, "parse_attr") else []
             if found:
                 attrs[name] = [list(a) for a in found]

@@ -84,9 +84,10 @@ def _kernel_source(repro_text: str) -> str:
 def triton_snippet(kernel: str, consts: dict) -> str:
     """A standalone compile of the kernel for its AMD target, as the Triton runtime would (3.3+ API), with the
     argument specialisation the runtime derives (computed by the installed Triton's own hooks)."""
-    from gfxhound.compat import specialise, warp_size
+    from gfxhound.compat import environment, specialise, warp_size
     arch, args = consts["ARCH"], consts["ARGS"]
-    signature, constexprs, attrs = specialise(args)
+    with environment(consts.get("ENV_KNOBS") or {}):  # AMDGCN_USE_BUFFER_OPS decides tt.pointer_range, as at launch
+        signature, constexprs, attrs = specialise(args)
     names = [a["name"] for a in args]
     index_attrs = {(names.index(n),): v for n, v in attrs.items()}
     env = "".join(f"os.environ[{k!r}] = {v!r}\n" for k, v in sorted((consts.get("ENV_KNOBS") or {}).items()))

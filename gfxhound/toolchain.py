@@ -71,7 +71,17 @@ def describe() -> dict:
     return {"format": TOOLCHAIN_FORMAT, "id": ident, "distribution": name, "version": version, "source": source,
             "commit": commit, "url": url if source != "wheel" else None, "amd_codegen": codegen,
             "lld": _tool_version(lld) if lld else None, "python": platform.python_version(),
-            "platform": platform.platform(terse=True)}
+            "platform": platform.platform(terse=True), "specialisation": _specialisation()}
+
+
+def _specialisation():
+    """How argument specialisation (tt.divisibility, tt.pointer_range) is decided in this interpreter
+    (gfxhound/compat.py): the release's own hooks, with a torch stand-in, or a fallback with its notice."""
+    try:
+        from gfxhound import compat
+        return compat.specialisation_report()
+    except Exception as exc:  # noqa: BLE001 - a Triton without a HIP backend (a stand-in, a CUDA-only build)
+        return {"method": "unknown", "exact": False, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
 
 
 def _tool_version(path: str):

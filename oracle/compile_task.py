@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import sys
 import time
@@ -97,10 +98,32 @@ def _run_compile(task: dict) -> dict:
     except Exception:  # noqa: BLE001 - a harness failure must never look like a compiler bug
         return {"status": "harness", "text": traceback.format_exc()}
     result = _run_compiler(task, kernel, rendered, ir_dir)
+    rendered.features.details |= pointer_details(rendered)
+    if "buffer_ops" in result:
+        rendered.features.details.add("amdgcn:buffer_ops" if result.pop("buffer_ops") else "amdgcn:no_buffer_ops")
     result["features"] = rendered.features.to_json()  # coverage, so the campaign need not render again
     if result["status"] == "ok" and spec.pair:
         result["pair"] = run_pair(task, spec, caps, ir_dir)
     return result
+
+
+# an instruction that addresses memory through a buffer resource (buffer_inv, buffer_wbl2, buffer_gl*_inv are cache
+# maintenance, not buffer ops)
+BUFFER_OP = re.compile(r"^\s*buffer_(?:load|store|atomic)\w*\s", re.M)
+
+
+def pointer_details(rendered) -> set:
+    """Coverage details of the runtime's pointer specialisation, as the compile saw it: how many pointer arguments
+    the kernel has and how many got ``tt.pointer_range`` (what lets the backend use buffer ops). Counts, so that the
+    campaign's coverage table can be summed into a share of arguments (oracle/specialisation_stats.py)."""
+    try:
+        with compat.environment(rendered.env):
+            _signature, _constexprs, attrs = compat.specialise(rendered.args)
+    except Exception:  # noqa: BLE001 - the compile itself met the same failure and reported it
+        return set()
+    pointers = [a["name"] for a in rendered.args if a["kind"] == "ptr"]
+    ranged = sum(["tt.pointer_range", 32] in attrs.get(name, []) for name in pointers)
+    return {f"ptr_args={len(pointers)}", f"pointer_range_args={ranged}"}
 
 
 PAIR_MARK = "pair-started"  # a task directory holding this file died or timed out in its pair's compile
@@ -197,6 +220,9 @@ def _run_compiler(task, kernel, rendered, ir_dir):
     duration = time.perf_counter() - start
     result = {"status": "ok", "duration": duration, "resources": compat.resources(compiled),
               "applied": compat.applied_options(compiled, APPLIED), "checks": {}}
+    asm = getattr(compiled, "asm", {}) or {}
+    if "amdgcn" in asm:
+        result["buffer_ops"] = bool(BUFFER_OP.search(asm["amdgcn"]))
     _memory_model(task, compiled, result)
     llc = task.get("llc")
     if result["status"] == "ok" and llc and (ir_dir / "kernel.llir").exists():
