@@ -225,7 +225,7 @@ def cmd_corpus(args):
         _migrate(corpus, dry_run=False)  # findings of an older normaliser join the bugs they are
         return 0
     if args.action == "migrate":
-        _migrate(corpus, dry_run=args.json)
+        _migrate(corpus, dry_run=args.dry_run)
         return 0
     if args.action == "regroup":  # wrong results whose reduced kernels have one shape are one bug
         from gfxhound.reduce.regroup import regroup_all
@@ -461,7 +461,9 @@ def _reduce_miscompile(args, corpus, finding):
         if not interesting(spec):
             raise UserError(f"the example of {finding.signature} is not a wrong result with this Triton on this "
                             f"{'machine' if backend == 'device' else 'interpreter'}; run gfxhound reduce where it "
-                            f"was found ({toolchain}, {arch})")
+                            f"was found ({toolchain}, {arch}); a finding recorded before gfxhound's input data "
+                            "changed (2026-11-23, oracle/inputs.data_key) may need its own data: its repro.py "
+                            "embeds them")
         before = render(spec, caps).body_lines
         result = reduce_spec(spec, interesting, deadline_s=args.timeout, caps=caps, jobs=jobs,
                              on_progress=lambda st: print(f"  {st.tests} runs, {st.accepted} kept: "
@@ -623,6 +625,7 @@ def build_parser():
     fuzz.set_defaults(func=cmd_fuzz)
     corpus = sub.add_parser("corpus", help="list, show or replay findings")
     corpus.add_argument("action", choices=["list", "show", "replay", "merge", "migrate", "regroup"])
+    corpus.add_argument("--dry-run", action="store_true", help="migrate: say what would be re-keyed, change nothing")
     corpus.add_argument("id", nargs="?")
     corpus.add_argument("--corpus", default="corpus")
     corpus.add_argument("--json", action="store_true")

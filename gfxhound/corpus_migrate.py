@@ -2,12 +2,16 @@
 
 Why a migration and not a fresh start: a corpus holds history (first seen, counts), triage entries, bisections,
 reductions and verifications keyed by finding id. When the normaliser changes what a bug's identity is, each
-stored example is judged again from what it stored, its finding moves to the new id, and the old id stays as an
-alias (`corpus get`, triage and `corpus merge` still know it). Findings that turn out to be one bug are merged
-(Corpus.absorb); nothing stored is deleted.
+stored example is judged again from what it stored, and its finding moves to the new id with the old id kept as
+an alias (gfxhound/corpus_fold.py); findings that turn out to be one bug are folded; nothing stored is deleted.
+
+A finding whose examples now show several bugs splits: the id that keeps most of its examples inherits its
+history (count, reductions, bisections, the old id as an alias); the others start from their own examples and
+name the old id in `split_from`, so the old id still resolves to one finding.
 
 What can be re-keyed from the record alone:
-- memory-model findings: run.json holds every violation message, and the target names the table;
+- memory-model findings: run.json holds every violation message, and the target names the table; an example
+  whose kernel shows two defects goes to both findings;
 - a miscompile whose provisional signature held no ops: the spec's own hash stands in (never a catch-all);
 - any other message: normalised again with the current normaliser; a generic diagnostic whose identity (the pass)
   was only in the compiler's full output is completed from the example's `output.txt` when it has one.
@@ -15,55 +19,60 @@ What can be re-keyed from the record alone:
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+from gfxhound.corpus_fold import absorb, finish_pending
 from gfxhound.corpus_store import Corpus, Finding, _atomic_write
-from gfxhound.signature import (MEMORY_MODEL_STAGE, NORMALISER_VERSION, identity, memory_model_headline,
-                                memory_model_signatures,
-                                miscompile_signature, normalise, signature_hash)
+from gfxhound.signature import (_MM_MESSAGE, MEMORY_MODEL_STAGE, NORMALISER_VERSION, identity, memory_model_headline,
+                                memory_model_signatures, miscompile_signature, normalise, signature_hash)
 
 
-def rekey(run: dict, spec: dict, output: str, table_of) -> "tuple[str, str, str]":
-    """(signature, normalised, message) of one stored example under the current normaliser."""
+def rekey(run: dict, spec: dict, output: str, table_of) -> "list[tuple[str | None, str, str]]":
+    """[(signature, normalised, message)] of one stored example under the current normaliser; signature None:
+    unchanged (the example stays with its finding, whatever id that finding has now)."""
     verdict, stage, target = run["verdict"], run.get("stage", ""), run["target"]
     message = run.get("message", "")
     if stage == MEMORY_MODEL_STAGE:
         lines = [m for m in message.splitlines() if m.strip() and not m.startswith("memory model (")]
-        key, signature, own = memory_model_signatures(lines, table_of(target) or target)[0]
-        rest = [m for m in lines if m not in own]
-        return signature, key, "\n".join([memory_model_headline(key, own), *own, *rest])
+        whole = [m for m in lines if _MM_MESSAGE.match(m.strip())]  # a message cut at 2,000 characters is dropped
+        lines = whole or lines
+        return [(sig, key, "\n".join([memory_model_headline(key, own), *own, *[m for m in lines if m not in own]]))
+                for key, sig, own in memory_model_signatures(lines, table_of(target) or target)]
     if stage == "run" and run.get("normalised", "").rstrip().endswith(":"):  # no ops: this kernel alone
         family = "collectives" if spec.get("collective") else "kernels"
         normalised, signature = miscompile_signature(verdict, target, [], f"{family} {run['spec_hash']}")
-        return signature, normalised, message
+        return [(signature, normalised, message)]
     if stage == "run" or not message:
-        return run["signature"], run.get("normalised", ""), message
+        return [(None, run.get("normalised", ""), message)]
     if output and identity(output) and identity(output) not in message and (
             "pass pipeline" in message or "PassManager::run failed" == message.split(": ", 1)[-1].strip()):
         message = f"{message} {identity(output)}"
     normalised = normalise(message)
     if normalised == run.get("normalised"):
-        return run["signature"], normalised, message
-    return signature_hash(verdict, stage, normalised, run.get("frames", [])), normalised, message
+        return [(None, normalised, message)]
+    return [(signature_hash(verdict, stage, normalised, run.get("frames", [])), normalised, message)]
 
 
 def migrate(corpus: Corpus, table_of, forced_of, triage_path: "Path | None" = None, dry_run: bool = False) -> dict:
     """Re-key every finding recorded under an older normaliser, and label those seen only in forced configurations
     (`forced_of(env, target)`: fuzz/forced.py). Returns {"moved": {old: [new, ...]}, "unchanged": n}; with dry_run,
     only says what it would do."""
+    if not dry_run:
+        finish_pending(corpus)
     moved, unchanged = {}, 0
     for finding in corpus.findings():
-        if finding.normaliser >= NORMALISER_VERSION and finding.format >= 2:
+        if finding.normaliser >= NORMALISER_VERSION:
             unchanged += 1
             continue
-        plan, labels = {}, set()  # new signature -> (normalised, message, [example dirs]); configurations seen
+        plan, labels = {}, set()  # new id -> [normalised, message, [(example dir, run)]]; configurations seen
         for ex in corpus.example_dirs(finding.signature):
             run = json.loads((ex / "run.json").read_text())
             spec = json.loads((ex / "spec.json").read_text()) if (ex / "spec.json").exists() else {}
-            labels.add(forced_of((spec.get("launch") or {}).get("env") or {}, run["target"]) or "default")
             output = (ex / "output.txt").read_text(errors="replace") if (ex / "output.txt").exists() else ""
-            sig, normalised, message = rekey(run, spec, output, table_of)
-            plan.setdefault(sig, [normalised, message, []])[2].append((ex, run))
+            labels.add(forced_of((spec.get("launch") or {}).get("env") or {}, run["target"]) or "default")
+            for sig, normalised, message in rekey(run, spec, output, table_of):
+                plan.setdefault(sig or finding.signature, [normalised, message, []])[2].append((ex, run))
         finding.configuration = "default" if "default" in labels or not labels else sorted(labels)[0]
         if not plan or set(plan) == {finding.signature}:
             unchanged += 1
@@ -71,23 +80,79 @@ def migrate(corpus: Corpus, table_of, forced_of, triage_path: "Path | None" = No
                 _stamp(corpus, finding)
             continue
         moved[finding.signature] = sorted(plan)
-        if dry_run:
-            continue
-        for sig, (normalised, message, examples) in plan.items():
-            for ex, run in examples:  # the example's record says what it now is, and what it was
-                run.update(signature=sig, normalised=normalised, message=message, normaliser=NORMALISER_VERSION,
-                           migrated_from=run.get("signature"))
-                _atomic_write(ex / "run.json", json.dumps(run, indent=1, sort_keys=True))
-        first, (normalised, message, _) = sorted(plan.items())[0]
-        for sig, (normalised, message, examples) in sorted(plan.items())[1:]:  # a split: later defects apart
-            _split_off(corpus, finding, sig, normalised, message, [ex for ex, _ in examples])
-        target = Finding(**{**finding.to_json(), "signature": first, "normalised": normalised,
-                            "message": message.splitlines()[0] if message else "", "count": 0, "examples": [],
-                            "aliases": [], "normaliser": NORMALISER_VERSION, "format": 2})
-        corpus.absorb(finding.signature, first, target)
+        if not dry_run:
+            _move(corpus, finding, plan, forced_of)
     if triage_path is not None and Path(triage_path).exists() and moved and not dry_run:
-        _retarget_triage(Path(triage_path), moved)
+        _retarget_triage(Path(triage_path), moved, corpus.aliases())
     return {"moved": moved, "unchanged": unchanged, "normaliser": NORMALISER_VERSION}
+
+
+def _move(corpus, finding, plan, forced_of):
+    heir = finding.signature if finding.signature in plan else max(
+        sorted(plan), key=lambda s: len(plan[s][2]))  # the id that inherits the finding's history
+    owners = {}  # example name -> the ids it goes to
+    for sig, (_, _, examples) in plan.items():
+        for ex, _run in examples:
+            owners.setdefault(ex.name, []).append(sig)
+    for sig, (normalised, message, examples) in sorted(plan.items()):
+        if sig != heir:
+            _split_off(corpus, finding, sig, normalised, message, examples, owners, forced_of)
+    normalised, message, examples = plan[heir]
+    for ex, run in examples:  # the example's record says what it now is, and what it was
+        _rewrite_run(ex, run, heir, normalised, message)
+    with corpus._locked():  # the computed label and normaliser first: the fold keeps them
+        finding.normaliser, finding.format = NORMALISER_VERSION, 2
+        finding.examples = [e for e in finding.examples if heir in owners.get(e, [heir])]
+        corpus._save(finding)
+    if heir != finding.signature:
+        target = Finding(**{**finding.to_json(), "signature": heir, "normalised": normalised, "count": 0,
+                            "message": message.splitlines()[0] if message else "", "examples": [], "aliases": []})
+        absorb(corpus, finding.signature, heir, target)
+
+
+def _split_off(corpus, finding, sig, normalised, message, examples, owners, forced_of):
+    """Examples of `finding` that show another bug now: a finding of their own (or folded into an existing one),
+    with their own targets, times and configuration; the old id in `split_from`."""
+    runs = [run for _, run in examples]
+    with corpus._locked():
+        existing = corpus._load(sig)
+        new = existing or Finding(
+            signature=sig, verdict=finding.verdict, stage=finding.stage, normalised=normalised,
+            message=message.splitlines()[0] if message else "", count=0, examples=[], aliases=[],
+            first_seen=min(r.get("time") or finding.first_seen for r in runs),
+            last_seen=max(r.get("time") or finding.last_seen for r in runs), targets=[], toolchains=[],
+            normaliser=NORMALISER_VERSION)
+        dest = corpus.path(sig) / "examples"
+        dest.mkdir(parents=True, exist_ok=True)
+        labels = [] if existing is None else [existing.configuration]
+        for ex, run in examples:
+            if not (dest / ex.name).exists():
+                if owners[ex.name] == [sig]:
+                    ex.rename(dest / ex.name)
+                else:  # the kernel shows this bug and another: each finding keeps a copy
+                    shutil.copytree(ex, dest / ex.name)
+                _rewrite_run(dest / ex.name, dict(run), sig, normalised, message)
+                new.examples.append(ex.name)
+                new.count += 1
+            spec_path = dest / ex.name / "spec.json"
+            env = (json.loads(spec_path.read_text()).get("launch") or {}).get("env") if spec_path.exists() else {}
+            labels.append(forced_of(env or {}, run["target"]) or "default")
+            new.targets = sorted(set(new.targets) | {run["target"]})
+            new.toolchains = sorted(set(new.toolchains) | {run.get("toolchain", "")} - {""})
+        new.configuration = "default" if "default" in labels else sorted(labels)[0]
+        new.split_from = sorted(set(new.split_from) | {finding.signature})
+        corpus._save(new)
+        moved = {ex.name for ex, _ in examples if owners[ex.name] == [sig]}
+        finding.count = max(1, finding.count - len(moved))
+        finding.examples = [e for e in finding.examples if e not in moved]
+
+
+def _rewrite_run(ex, run, sig, normalised, message):
+    if run.get("signature") == sig and run.get("normaliser") == NORMALISER_VERSION:
+        return
+    run.update(signature=sig, normalised=normalised, message=message, normaliser=NORMALISER_VERSION,
+               migrated_from=run.get("migrated_from") or run.get("signature"))
+    _atomic_write(ex / "run.json", json.dumps(run, indent=1, sort_keys=True))
 
 
 def _stamp(corpus, finding):
@@ -96,36 +161,16 @@ def _stamp(corpus, finding):
         corpus._save(finding)
 
 
-def _split_off(corpus, finding, sig, normalised, message, examples):
-    """Examples of `finding` that are another bug now: a finding of their own (or folded into an existing one)."""
-    with corpus._locked():
-        existing = corpus._load(sig)
-        new = existing or Finding(**{**finding.to_json(), "signature": sig, "normalised": normalised,
-                                     "message": message.splitlines()[0] if message else "", "count": 0,
-                                     "examples": [], "aliases": [], "normaliser": NORMALISER_VERSION, "format": 2})
-        dest = corpus.path(sig) / "examples"
-        dest.mkdir(parents=True, exist_ok=True)
-        for ex in examples:
-            if not (dest / ex.name).exists():
-                ex.rename(dest / ex.name)
-                new.examples.append(ex.name)
-        new.count += len(examples)
-        new.aliases = sorted(set(new.aliases) | {finding.signature})
-        corpus._save(new)
-        finding.examples = [e for e in finding.examples if e not in {ex.name for ex in examples}]
-        finding.count = max(0, finding.count - len(examples))
-        corpus._save(finding)
-
-
-def _retarget_triage(path: Path, moved: dict):
-    """Triage entries that name an old id now name the new one (the first, where a finding split)."""
+def _retarget_triage(path: Path, moved: dict, aliases: dict):
+    """Triage entries that name an old id now name the id that inherited it (they would still match through the
+    alias; this names the finding plainly)."""
     data = json.loads(path.read_text())
     changed = False
     for entry in data.get("issues", []):
         old = entry.get("signature")
         hit = next((o for o in moved if old and o.startswith(old)), None)
-        if hit:  # the finding keeps the old id as an alias, so the entry would still match; this names it plainly
-            entry["signature"] = moved[hit][0]
+        if hit and hit in aliases:
+            entry["signature"] = aliases[hit]
             changed = True
     if changed:
         _atomic_write(path, json.dumps(data, indent=1) + "\n")

@@ -20,8 +20,10 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
-FINDING_FORMAT = 2  # 2: aliases, configuration, normaliser (format 1 is read with their defaults)
-_ADDED_IN_2 = {"aliases": list, "configuration": lambda: "default", "normaliser": lambda: 0}
+FINDING_FORMAT = 2  # 2: aliases, configuration, normaliser, split_from, absorbed_into (format 1 reads as defaults)
+_OPTIONAL = {"aliases": list, "configuration": lambda: "default", "normaliser": lambda: 0, "split_from": list,
+             "absorbed_into": lambda: ""}
+ALIASES_FILE = "aliases.json"  # <root>/aliases.json: {"format": 1, "aliases": {old id: id it was folded into}}
 _NAME = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*")
 _REQUIRED = ("signature", "verdict", "stage", "spec_hash", "target", "toolchain")
 
@@ -94,6 +96,8 @@ class Finding:
     aliases: list = field(default_factory=list)  # earlier ids of this bug (re-keyed or merged findings)
     configuration: str = "default"  # or "forced: <knob> on <arch> ..." when seen only with a forcing knob
     normaliser: int = 0  # signature normaliser version its id was computed with
+    split_from: list = field(default_factory=list)  # ids it was split from (their history went elsewhere)
+    absorbed_into: str = ""  # set while this finding is being folded into another (Corpus.absorb): a tombstone
     format: int = FINDING_FORMAT
 
     def to_json(self):
@@ -113,8 +117,7 @@ class Finding:
             raise CorpusError(f"finding.json has format {fmt}, this gfxhound reads up to {FINDING_FORMAT}; "
                               "upgrade gfxhound")
         names = [f.name for f in fields(cls)]
-        if isinstance(fmt, int) and fmt < 2:
-            data = {**{k: make() for k, make in _ADDED_IN_2.items()}, **data, "format": FINDING_FORMAT}
+        data = {**{k: make() for k, make in _OPTIONAL.items()}, **data, "format": FINDING_FORMAT}
         missing = [n for n in names if n not in data]
         if missing:
             raise CorpusError(f"finding.json is missing fields: {', '.join(missing)}")
@@ -194,15 +197,36 @@ class Corpus:
             if p.name.startswith(".") or _is_temp(p.name) or not p.is_dir() or not _NAME.fullmatch(p.name):
                 continue
             f = self._load(p.name)
-            if f is not None:
+            if f is not None and not f.absorbed_into:  # a tombstone's bug is listed under the finding it joined
                 out.append(f)
         return sorted(out, key=lambda f: (f.first_seen, f.signature))
 
+    def aliases(self) -> dict:
+        """{old id: the id it was folded into}, chains followed (gfxhound/corpus_fold.py writes it)."""
+        try:
+            table = json.loads((self.root / ALIASES_FILE).read_text()).get("aliases", {})
+        except (FileNotFoundError, ValueError):
+            return {}
+        resolved = {}
+        for old in table:
+            new, seen = table[old], {old}
+            while new in table and new not in seen:
+                seen.add(new)
+                new = table[new]
+            resolved[old] = new
+        return resolved
+
+    def write_aliases(self, table: dict):
+        """Replace the alias table (callers hold the lock)."""
+        _atomic_write(self.root / ALIASES_FILE, json.dumps({"format": 1, "aliases": dict(sorted(table.items()))},
+                                                           indent=1) + "\n")
+
     def get(self, prefix: str) -> Finding:
-        """The finding whose id, or one of whose aliases (earlier ids), starts with prefix."""
+        """The finding whose id starts with prefix, or the one an old id (an alias) starting with it was folded
+        into."""
         found = self.findings()
         sigs = [f.signature for f in found if f.signature.startswith(prefix)] or sorted(
-            {f.signature for f in found for alias in f.aliases if alias.startswith(prefix)})
+            {new for old, new in self.aliases().items() if old.startswith(prefix)} & {f.signature for f in found})
         if not sigs:
             raise CorpusError(f"no finding matches {prefix!r} in corpus at {self.root}")
         if len(sigs) > 1:
@@ -230,7 +254,10 @@ class Corpus:
             if Path(name).is_absolute() or ".." in Path(name).parts or _is_temp(name):
                 raise CorpusError(f"invalid example file name {name!r}")
         with self._locked():
+            sig = self.aliases().get(sig, sig)  # a provisional id folded into another finding counts there
             f = self._load(sig)
+            if f is not None and f.absorbed_into:  # being folded (a killed absorb): count where it is going
+                sig, f = f.absorbed_into, self._load(f.absorbed_into)
             is_new = f is None
             if is_new:
                 f = Finding(signature=sig, verdict=execution["verdict"], stage=execution["stage"],
@@ -339,12 +366,16 @@ class Corpus:
         theirs = other.findings()
         added = merged = 0
         with self._locked():
+            table = {**other.aliases(), **self.aliases()}  # ids folded on either side stay folded here
+            if table:
+                self.write_aliases(table)
             for t in theirs:
+                their_id, t.signature = t.signature, self.aliases().get(t.signature, t.signature)
                 mine = self._load(t.signature)
                 ex_root = self.path(t.signature) / "examples"
                 have = self._disk_examples(t.signature)
                 copied = []
-                for src in other.example_dirs(t.signature):
+                for src in other.example_dirs(their_id):
                     if src.name in have:
                         continue
                     _install_dir(ex_root / src.name, lambda tmp, src=src: shutil.copytree(
@@ -369,52 +400,6 @@ class Corpus:
                 mine.examples += [e for e in have + copied if e not in mine.examples]
                 self._save(mine)
         return added, merged
-
-    def absorb(self, source: str, into: str, finding: "Finding | None" = None) -> Finding:
-        """Fold finding `source` into finding `into` (one bug under two ids): counts summed, sets unioned, its
-        examples moved over where there is no example of that spec yet, `source` and its aliases kept as aliases.
-        Nothing it stored is lost: its other files (reduced/, bisect.json, verify.json, drafts) move to
-        `<into>/aliases/<source>/`. `finding`: what `into` should become when it does not exist yet (re-keying)."""
-        with self._locked():
-            src, dst = self._load(source), self._load(into)
-            if src is None:
-                raise CorpusError(f"corpus at {self.root}: no finding {source}")
-            if dst is None:
-                dst = finding or Finding(**{**src.to_json(), "signature": into, "count": 0, "examples": [],
-                                            "aliases": []})
-                dst.count = 0
-            src_dir, dst_dir = self.path(source), self.path(into)
-            dst_dir.mkdir(parents=True, exist_ok=True)
-            have = set(self._disk_examples(into))
-            for ex in [e for e in src.examples + self._disk_examples(source) if e not in have]:
-                if (src_dir / "examples" / ex).is_dir():
-                    (dst_dir / "examples").mkdir(exist_ok=True)
-                    os.rename(src_dir / "examples" / ex, dst_dir / "examples" / ex)
-                    have.add(ex)
-            dst.examples += [e for e in self._disk_examples(into) if e not in dst.examples]
-            dst.count += src.count
-            dst.first_seen = min(dst.first_seen, src.first_seen) if dst.first_seen else src.first_seen
-            dst.last_seen = max(dst.last_seen, src.last_seen)
-            dst.targets = sorted(set(dst.targets) | set(src.targets))
-            dst.toolchains = sorted(set(dst.toolchains) | set(src.toolchains))
-            dst.aliases = sorted((set(dst.aliases) | set(src.aliases) | {source}) - {into})
-            if src.configuration == "default":
-                dst.configuration = "default"
-            if dst.status == "new":
-                dst.status = src.status
-            self._save(dst)
-            rest = [p for p in src_dir.iterdir() if p.name not in ("finding.json", "examples")]
-            if (src_dir / "examples").is_dir():
-                rest += [p for p in (src_dir / "examples").iterdir()]  # an example of a spec `into` already has
-            if rest:
-                keep = dst_dir / "aliases" / source
-                keep.mkdir(parents=True, exist_ok=True)
-                for p in rest:
-                    os.rename(p, keep / (p.name if p.parent == src_dir else f"examples-{p.name}"))
-            os.unlink(src_dir / "finding.json")
-            shutil.rmtree(src_dir)
-            _fsync_dir(self.root)
-            return dst
 
     def clean_temp(self) -> "list[Path]":
         """Remove leftover `.tmp-` entries, but only if the lock is free: a live writer's temps are not garbage.

@@ -164,8 +164,10 @@ class Night:
             known_issues = Triage(Path("/nonexistent/triage.json"))
         scrub = Scrubber({self.c.corpus: "corpus"})  # the summary is published as a CI artifact
         from gfxhound.families import family_of, groups
-        tonights = sorted((f for f in corpus.findings() if f.signature in tonight), key=lambda f: f.signature)
-        for finding in [f for g in groups(tonights) for f in g["members"]]:
+        # oldest first: a new wrong result whose reduction folds it into another is handled after that one
+        tonights = sorted((f for f in corpus.findings() if f.signature in tonight), key=lambda f: (f.first_seen,
+                                                                                                    f.signature))
+        for finding in tonights:
             entry = {"signature": finding.signature, "verdict": finding.verdict, "stage": finding.stage,
                      "message": scrub(finding.message[:500]), "targets": finding.targets, "count": finding.count,
                      "state": "known", "known_issue": None, "reproductions": None, "flaky_rate": None,
@@ -184,6 +186,8 @@ class Night:
                 else:
                     entry.update(state="flaky", flaky_rate=round(hits / k, 3))
             self.record["findings"].append(entry)
+        listed = {f.signature: i for i, f in enumerate(f for g in groups(tonights) for f in g["members"])}
+        self.record["findings"].sort(key=lambda e: listed.get(e["signature"], len(listed)))  # families, forced last
 
     def triage_new(self, finding, entry):
         sig, corpus = finding.signature, str(self.c.corpus)

@@ -101,17 +101,18 @@ def last_stage(text):
     return marks[-1] if marks else ""
 
 
-def key_line(text):
+def key_line(text, complete=True):
     """The one line of native diagnostics that says what went wrong, or ''. A line that names no bug by itself
     (MLIR's generic pipeline failure, a bare stack dump) is completed with what the diagnostics after it name:
-    the failing pass, and the op of an ``error: 'op' ...`` line (see ``identity``)."""
+    the failing pass, and the op of an ``error: 'op' ...`` line (see ``identity``); ``complete=False`` gives the
+    line as printed (what a text search of a tool's output can find)."""
     lines = [line for line in (text or "").splitlines() if not line.startswith("##gfxhound")]
     for pattern in _KEY_LINE_PATTERNS:
         for line in lines:
             m = pattern.search(line)
             if m:
                 found = m.group(0).strip()
-                if _GENERIC.search(found):
+                if complete and _GENERIC.search(found):
                     found = f"{found} {identity(text)}".strip()
                 return found
     return ""
@@ -123,7 +124,7 @@ def key_line(text):
 _GENERIC = re.compile(r"Failures have been detected while processing an MLIR pass pipeline|^Stack dump:|"
                       r"^Segmentation fault|PassManager::run failed|Internal Triton PTX codegen error")
 _MLIR_PASS = re.compile(r"Pipeline failed while executing \[`([^`]+)`")
-_LLVM_PASS = re.compile(r"^\s*\d+\.\s+Running pass '([^']+)'", re.M)
+_LLVM_PASS = re.compile(r"^\s*\d+\.\s+Running pass (?:'([^']+)'|\"([^\"]+)\")", re.M)  # legacy and new pass manager
 _OP_ERROR = re.compile(r"error: '([\w.]+)' op\b")
 _PTXAS_ERROR = re.compile(r"^ptxas [^\n;]*; error\s*: (.*)$", re.M)  # NVIDIA: what ptxas itself rejected
 
@@ -132,9 +133,9 @@ def identity(text):
     """``[pass X, op Y]`` from the diagnostics in text, or '' when they name neither."""
     text = text or ""
     parts = []
-    passes = _MLIR_PASS.findall(text) or _LLVM_PASS.findall(text)
+    passes = _MLIR_PASS.findall(text) or ["".join(found) for found in _LLVM_PASS.findall(text)]
     if passes:
-        parts.append(f"pass {passes[-1]}")
+        parts.append(f"pass {normalise(passes[-1])}")
     op = _OP_ERROR.search(text)
     if op:
         parts.append(f"op {op.group(1)}")

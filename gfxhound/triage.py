@@ -64,7 +64,8 @@ class KnownIssue:
         ids = [finding.signature, *getattr(finding, "aliases", [])]  # an entry written before a re-keying
         if self.signature and any(i.startswith(self.signature) for i in ids):
             return True
-        return bool(self.match and re.search(self.match, finding.normalised or finding.message or ""))
+        return bool(self.match and any(re.search(self.match, text) for text in (finding.normalised or "",
+                                                                                  finding.message or "")))
 
 
 class Triage:

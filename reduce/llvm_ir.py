@@ -119,7 +119,7 @@ def _key(prop, source: Path):
     status, text = llc_verify(prop["llc"], prop["arch"], source, prop.get("timeout", 60), prop["fp_contract"])
     if status != "failed":
         return None
-    line = key_line(text) or ""
+    line = key_line(text, complete=False) or ""
     pieces = [p.strip() for p in re.split(r"[0-9]+|%[\w.]+", line)]
     best = max(pieces, key=len, default="")
     return best if len(best) >= 12 else None

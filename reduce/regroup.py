@@ -3,7 +3,7 @@
 Why: a miscompile has no message, so its provisional signature is the target and the op multiset of the random
 kernel that showed it, and one bug found through four kernels is four findings. Once reduced, what is left is what
 the bug needs; two findings whose reduced kernels have the same shape are one bug: the later one is folded into
-the earlier (Corpus.absorb), its id kept as an alias.
+the earlier (gfxhound/corpus_fold.py), its id kept as an alias.
 
 The shape: the target, the reduced kernel's op *families* from the registry (``math`` for ``tl.abs`` and
 ``tl.log`` alike: the reduction keeps one op of the family the bug needs, not always the same one) and its control
@@ -28,8 +28,10 @@ def shape_of(spec, caps, target: str) -> str:
     features = render(spec, caps).features
     families = sorted({REGISTRY[name].family if name in REGISTRY else name for name in features.ops}
                       - IO_FAMILIES)
+    if not families:  # nothing but loads, stores and atomics: what they are and on which types is the bug's shape
+        families = ["io " + " ".join(sorted(features.ops)), "types " + " ".join(sorted(features.dtypes))]
     control = sorted(c for c in features.control if c in STRUCTURE)
-    return f"{target}: ops {' '.join(families) or '-'}; control {' '.join(control) or '-'}"
+    return f"{target}: ops {' '.join(families)}; control {' '.join(control) or '-'}"
 
 
 def reduced_shape(corpus, signature: str) -> "str | None":
@@ -51,6 +53,7 @@ def reduced_shape(corpus, signature: str) -> "str | None":
 def regroup(corpus, signature: str, shape: str) -> "tuple[str, list[str]]":
     """Fold every other miscompile whose reduced kernel has `shape` together with `signature`: all into the one
     first seen. Returns (the id that remains, the ids folded into it)."""
+    from gfxhound.corpus_fold import absorb
     from gfxhound.corpus_store import CorpusError
     found = {f.signature: f for f in corpus.findings()}
     same = [signature] + [s for s, f in found.items() if s != signature and f.verdict == "miscompile"
@@ -61,7 +64,7 @@ def regroup(corpus, signature: str, shape: str) -> "tuple[str, list[str]]":
     folded = []
     for other in (s for s in same if s != keep):
         try:
-            corpus.absorb(other, keep)
+            absorb(corpus, other, keep)
             folded.append(other)
         except CorpusError:  # another reduction's regrouping folded it first
             continue
