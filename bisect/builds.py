@@ -23,6 +23,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gfxhound.atomic import write_atomic
+
 BUILD_TIMEOUT_S = 6 * 3600
 
 
@@ -229,8 +231,6 @@ class BuildCache:
             log(f"built {sha[:12]} in {result.seconds:.0f} s" if result.ok else f"{sha[:12]} did not build: "
                 f"{result.log_tail[:150]}")
         if not (transient and not result.ok):
-            tmp = entry / "build.json.tmp"
-            tmp.write_text(json.dumps(asdict(result) | {"cached": False}))
-            tmp.replace(entry / "build.json")
+            write_atomic(entry / "build.json", json.dumps(asdict(result) | {"cached": False}))
         self.built.append(sha)
         return result

@@ -14,7 +14,7 @@ from pathlib import Path
 from .builds import BuildCache, Recipe, expand, load_recipe
 from .core import SKIP, BisectError, ProbeLog, bisect
 from .git_repo import GitError, GitRepo
-from .probe import run_probe
+from gfxhound.protocol import run_probe
 
 
 @dataclass

@@ -15,7 +15,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-PRESENT, ABSENT, SKIP = "present", "absent", "skip"
+from gfxhound.atomic import write_atomic
+from gfxhound.protocol import ABSENT, PRESENT, SKIP  # noqa: F401 - the probe outcomes bisection works on
 
 
 class BisectError(Exception):
@@ -153,10 +154,7 @@ class ProbeLog:
             return {}  # unreadable: start afresh, it is only a cache of probes
 
     def save(self, probes: dict):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps({"probes": [asdict(p) for p in probes.values()]}))
-        tmp.replace(self.path)
+        write_atomic(self.path, json.dumps({"probes": [asdict(p) for p in probes.values()]}))
 
     def done(self):
         self.path.unlink(missing_ok=True)

@@ -11,7 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .probe import run_probe
+from gfxhound.protocol import run_probe
 
 CRASH = r"LLVM ERROR|Assertion .* failed|Stack dump|PLEASE submit a bug report|Segmentation fault"
 NOT_THIS_CPU = [r"is not a recognized processor for this target"]

@@ -8,7 +8,6 @@ is built once, under a lock, into `<cache>/triton-<version>`, and marked complet
 from __future__ import annotations
 
 import fcntl
-import os
 import re
 import shutil
 import subprocess
@@ -16,7 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-from .probe import run_probe
 
 PIP_TIMEOUT_S = 1800
 
@@ -136,12 +134,6 @@ class VenvCache:
         finally:
             for lock in locks:
                 lock.close()
-
-
-def run_repro(python: Path, script: Path, timeout: float, expect: str | None = None, env: dict | None = None):
-    """One probe of a release: the repro script under that release's interpreter (see probe.judge)."""
-    python, script = os.path.abspath(python), Path(os.path.abspath(script))  # a relative corpus or cache
-    return run_probe([python, script], timeout, expect, env, cwd=script.parent)
 
 
 class Prefetcher:

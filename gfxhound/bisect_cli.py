@@ -142,7 +142,8 @@ def _finish(args, result, record, corpus, finding, noun):
 
 def _releases(args):
     from gfxhound.bisect.core import PRESENT, Probe, bisect
-    from gfxhound.bisect.releases import ReleaseError, VenvCache, available_versions, release_range, run_repro
+    from gfxhound.bisect.releases import ReleaseError, VenvCache, available_versions, release_range
+    from gfxhound.protocol import run_repro
     from gfxhound.cli import UserError, _default_lld
 
     cache = VenvCache(_cache(args, "venvs"))

@@ -12,6 +12,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gfxhound.atomic import write_atomic
 from gfxhound.corpus_store import Corpus
 from gfxhound.families import headline
 from gfxhound.fuzz.capabilities import Capabilities, finish, introspect, probe_specs
@@ -204,10 +205,7 @@ class Campaign:
         path = self._caps_path(caps)
         if path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(caps.dumps())
-        tmp.replace(path)
+        write_atomic(path, caps.dumps())
 
     # --- the loop ------------------------------------------------------------------------------------------------
     def budget_left(self):

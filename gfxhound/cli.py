@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gfxhound.protocol import EXIT_PRESENT
+
 KNOWN_ARCHS = ("gfx908", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1150", "gfx1151", "gfx1200",
                "gfx1201", "gfx1250")
 
@@ -282,7 +284,8 @@ def cmd_corpus(args):
     except subprocess.TimeoutExpired:
         raise UserError(f"replay of {repro} did not finish in {args.timeout} s; raise --timeout") from None
     print((proc.stdout + proc.stderr).strip())
-    print({0: "absent", 1: "present", 125: "cannot test"}.get(proc.returncode, f"exit {proc.returncode}"))
+    from gfxhound.protocol import describe
+    print(describe(proc.returncode))
     return proc.returncode
 
 
@@ -494,7 +497,7 @@ def _reduce_miscompile(args, corpus, finding):
                            capture_output=True, text=True, timeout=args.compile_timeout * 3 + 60)
     summary["repro_exit"] = check.returncode  # 1: the reduced repro is still wrong
     summary["output"] = str(dest)
-    if check.returncode == 1:  # findings whose reduced kernels have this shape are this bug: one finding
+    if check.returncode == EXIT_PRESENT:  # findings whose reduced kernels have this shape are this bug
         summary["finding"], summary["folded"] = regroup(corpus, finding.signature, summary["shape"])
         if summary["folded"]:
             dest = corpus.path(summary["finding"]) / ("reduced" if summary["finding"] == finding.signature else
@@ -509,7 +512,7 @@ def _reduce_miscompile(args, corpus, finding):
         if summary.get("folded"):
             print(f"  one bug: {', '.join(summary['folded'])} folded into {summary['finding']} (same reduced shape; "
                   "the old ids are its aliases)")
-    return 0 if check.returncode == 1 else 1
+    return 0 if check.returncode == EXIT_PRESENT else 1
 
 
 def _reduce_spec(args, corpus, finding):
@@ -590,7 +593,7 @@ def _reduce_spec(args, corpus, finding):
     else:
         print(f"{finding.signature}: kernel body {before} -> {rendered.body_lines} lines in {result.seconds} s "
               f"({result.tests} compiles); repro exit {check.returncode}\n  {dest}/repro.py")
-    return 0 if check.returncode == 1 else 1
+    return 0 if check.returncode == EXIT_PRESENT else 1
 
 
 def build_parser():

@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gfxhound.atomic import fsync_dir, write_atomic, write_synced
+
 FINDING_FORMAT = 2  # 2: aliases, configuration, normaliser, split_from, absorbed_into (format 1 reads as defaults)
 _OPTIONAL = {"aliases": list, "configuration": lambda: "default", "normaliser": lambda: 0, "split_from": list,
              "absorbed_into": lambda: ""}
@@ -43,27 +45,12 @@ def _check_name(kind, name):
     return name
 
 
-def _fsync_dir(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_synced(path, data):
-    with open(path, "wb") as f:
-        f.write(data.encode() if isinstance(data, str) else data)
-        f.flush()
-        os.fsync(f.fileno())
+_fsync_dir, _write_synced = fsync_dir, write_synced  # the names the rest of this module (and its users) know
 
 
 def _atomic_write(path, data):
-    """Temp file + fsync + os.replace: a crash leaves either the old file or the new one (plus a stray temp)."""
-    tmp = path.with_name(f".tmp-{path.name}.{os.getpid()}")
-    _write_synced(tmp, data)
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    """Temp file + fsync + os.replace (gfxhound/atomic.py): a crash leaves the old file or the new one."""
+    write_atomic(path, data)
 
 
 def _install_dir(final, build):

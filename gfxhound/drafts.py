@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gfxhound.atomic import write_atomic
+from gfxhound.protocol import ABSENT, PRESENT, outcome
 from gfxhound.scrub import Scrubber
 from gfxhound.signature import MEMORY_MODEL_STAGE, normalise, summarise
 
@@ -238,7 +240,7 @@ def _triton(corpus, finding, folder, python, timeout, env) -> Draft:
         check_script = minimal if minimal.exists() else repro_path
         argv = [python, check_script.name] + (["--interpret"] if interpret and not minimal.exists() else [])
         code_rc, out, _ = _run(argv, check_script.parent, timeout, env)
-        reproduced = True if code_rc == 1 else None if code_rc == 125 else False
+        reproduced = {PRESENT: True, ABSENT: False}.get(outcome(code_rc))  # None: could not test here
         check = f"`python {check_script.name}{' --interpret' if len(argv) > 2 else ''}` with " \
                 f"{env['GFXHOUND_CHECKED_WITH']} exited {code_rc}: {_tail(out, 3)}"
         what = {"miscompile": "wrong result", "runtime_fault": "runtime fault",
@@ -346,7 +348,5 @@ def write(draft: Draft, out_dir: Path) -> Path:
     files = {"draft.md": draft.markdown() + f"\n\n<!-- drafted {stamp}; reproduced: {draft.reproduced} -->\n",
              **draft.attachments}
     for name, text in files.items():
-        tmp = out_dir / f".{name}.tmp"
-        tmp.write_text(text)
-        tmp.replace(out_dir / name)
+        write_atomic(out_dir / name, text)
     return out_dir / "draft.md"

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gfxhound.atomic import write_atomic
+
 NIGHT_FORMAT = 1
 
 
@@ -133,25 +135,16 @@ class Night:
 
     def reproduce(self, corpus, finding) -> int:
         """How many of k runs of the finding's first repro show the bug (exit 1)."""
-        from gfxhound.bisect.releases import run_repro
+        from gfxhound.protocol import PRESENT, run_repro
         examples = corpus.example_dirs(finding.signature)
         if not examples:
             return 0
         env = self.c.env
         extra = ["--interpret"] if self.c.backend == "interpret" else []
         hits = 0
-        for _ in range(self.c.reproductions):
-            if extra:
-                try:
-                    proc = subprocess.run([sys.executable, "repro.py", *extra], cwd=examples[0],
-                                          capture_output=True, timeout=self.c.stage_timeout,
-                                          env=dict(os.environ, **env))
-                    hits += proc.returncode == 1
-                except subprocess.TimeoutExpired:
-                    pass  # a run that does not end did not show the bug
-            else:
-                hits += run_repro(Path(sys.executable), examples[0] / "repro.py", self.c.stage_timeout, None,
-                                  env)[0] == "present"
+        for _ in range(self.c.reproductions):  # a run that does not end did not show the bug
+            hits += run_repro(Path(sys.executable), examples[0] / "repro.py", self.c.stage_timeout, None, env,
+                              extra)[0] == PRESENT
         return hits
 
     def triage(self, corpus, tonight: set, new: set):
@@ -263,7 +256,7 @@ class Night:
         self.record.setdefault("previous_toolchain", f"triton-{self.c.previous_triton}" if self.c.previous_triton
                                else None)
         self.record["duration_s"] = round(time.time() - start, 1)
-        _atomic(self.dir / "night.json", json.dumps(self.record, indent=1) + "\n")
+        write_atomic(self.dir / "night.json", json.dumps(self.record, indent=1) + "\n")
         history = nightly_report.append_history(Path(self.c.out) / "history.json", self.record)
         nightly_report.write_junit(self.record, self.dir / "junit.xml")
         nightly_report.write_html(self.record, history, self.dir / "summary.html")
@@ -278,10 +271,3 @@ def _seconds(budget: str) -> float:
     """A duration budget in seconds; a kernel count (no unit) is bounded by the stage timeout alone."""
     found = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smh])", budget.strip())
     return float(found.group(1)) * {"s": 1, "m": 60, "h": 3600}[found.group(2)] if found else 0.0
-
-
-def _atomic(path: Path, text: str):
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-

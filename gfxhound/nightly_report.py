@@ -18,6 +18,8 @@ from urllib.parse import quote
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
+from gfxhound.atomic import write_atomic
+
 # ANSI colour sequences whole, then control characters other than \t and \n, C1 controls, lone surrogates and the
 # two XML non-characters: what breaks CI XML parsers (as lit strips them from its reports)
 _BAD_XML = re.compile("\x1b\\[[0-9;]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -43,18 +45,7 @@ def _short(message, limit: int = 100) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "\u2026"
 
 
-def _atomic_write(path: Path, text: str) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+_atomic_write = write_atomic  # gfxhound/atomic.py
 
 
 def _finding_case(f: dict) -> TestCase:

@@ -156,7 +156,7 @@ def cmd_verify(args):
         python = Path(os.path.abspath(Path(args.python).expanduser()))
         if not python.exists():
             raise UserError(f"--python {args.python}: no such interpreter")
-        from gfxhound.bisect.probe import run_probe
+        from gfxhound.protocol import run_probe
         outcome, version = run_probe([python, "-c", "import triton; print(triton.__version__)"], 120)
         toolchain = f"triton-{version}" if outcome == "absent" else f"python {args.python}"
     results = []

@@ -16,11 +16,11 @@ toolchain newer than the fix is worth a new draft, as a regression).
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+
+from gfxhound.atomic import write_atomic
 
 TRIAGE_FORMAT = 1
 STATES = ("reported", "invalid", "wontfix", "fixed")
@@ -106,12 +106,8 @@ class Triage:
         self.save()
 
     def save(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"format": TRIAGE_FORMAT, "issues": [asdict(i) for i in self.issues]}, indent=1) + "\n"
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".triage-", suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, self.path)
+        write_atomic(self.path, json.dumps({"format": TRIAGE_FORMAT, "issues": [asdict(i) for i in self.issues]},
+                                           indent=1) + "\n")
 
 
 def _regressed(issue: KnownIssue, finding) -> bool:

@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from gfxhound.bisect.core import ABSENT, PRESENT, BisectError, Probe, bisect
-from gfxhound.bisect.releases import run_repro, version_key
+from gfxhound.bisect.releases import version_key
+from gfxhound.protocol import run_repro
 
 STILL, FIXED, CANNOT = "still failing", "fixed", "cannot test"
 CLOSED = ("fixed", "invalid", "wontfix")

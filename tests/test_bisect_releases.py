@@ -104,7 +104,7 @@ def test_versions_sort_with_pre_releases_before_their_release():
 
 def test_a_repro_given_by_a_relative_path_runs(tmp_path, monkeypatch):
     """The default corpus is `corpus`, a relative path: the probe must not look for it from the script's folder."""
-    from gfxhound.bisect.releases import run_repro
+    from gfxhound.protocol import run_repro
     (tmp_path / "corpus" / "x").mkdir(parents=True)
     (tmp_path / "corpus" / "x" / "repro.py").write_text("import sys\nsys.exit(1)\n")
     monkeypatch.chdir(tmp_path)

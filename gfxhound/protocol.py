@@ -1,15 +1,29 @@
-"""One probe run: a command, and what its exit and output say about the bug (present / absent / cannot test).
+"""The repro protocol, in one place: what a repro's (or any probe's) exit says about a bug, and how to run one.
 
-Why one function for every kind of bisection: the rule "a different failure is skip, never bad" (DESIGN.md's repro
-protocol) must be the same for a Triton release, an `llc` binary and a commit built from source.
+A repro exits 0 when the bug is absent, 1 when it is present with the same signature, and 125 when it cannot test
+here (missing feature, API drift, a different failure). Bisection, verification, reduction, the nightly and the
+drafts all read exits through `outcome`, so "a different failure is skip, never bad" means the same everywhere.
 """
 from __future__ import annotations
 
 import os
 import re
 import subprocess
+from pathlib import Path
 
-from .core import ABSENT, PRESENT, SKIP
+EXIT_ABSENT, EXIT_PRESENT, EXIT_CANNOT_TEST = 0, 1, 125
+PRESENT, ABSENT, SKIP = "present", "absent", "skip"
+_WORDS = {EXIT_ABSENT: "absent", EXIT_PRESENT: "present", EXIT_CANNOT_TEST: "cannot test"}
+
+
+def outcome(returncode: int) -> str:
+    """PRESENT, ABSENT, or SKIP for any other exit (a signal, 125, a harness error)."""
+    return {EXIT_ABSENT: ABSENT, EXIT_PRESENT: PRESENT}.get(returncode, SKIP)
+
+
+def describe(returncode: int) -> str:
+    """A repro's exit in words: 'present', 'absent', 'cannot test', or 'exit N'."""
+    return _WORDS.get(returncode, f"exit {returncode}")
 
 
 def judge(returncode: int, text: str, expect: str | None, skip_patterns=()) -> str:
@@ -23,7 +37,7 @@ def judge(returncode: int, text: str, expect: str | None, skip_patterns=()) -> s
         if re.search(expect, text, re.M):
             return PRESENT
         return ABSENT if returncode == 0 else SKIP
-    return {0: ABSENT, 1: PRESENT}.get(returncode, SKIP)
+    return outcome(returncode)
 
 
 def run_probe(argv: list, timeout: float, expect: str | None = None, env: dict | None = None, cwd=None,
@@ -52,3 +66,10 @@ def run_probe(argv: list, timeout: float, expect: str | None = None, env: dict |
     if outcome == SKIP and expect is not None and not detail.startswith("exit"):
         detail = f"exit {proc.returncode}: {detail}"
     return outcome, detail
+
+
+def run_repro(python, script, timeout: float, expect: str | None = None, env: dict | None = None, args=()):
+    """One run of a repro script under `python` (a release's venv, or this one), judged by the protocol:
+    (outcome, detail). `args`: e.g. ["--interpret"] for a wrong result found by the interpreter."""
+    python, script = os.path.abspath(python), Path(os.path.abspath(script))  # a relative corpus or cache
+    return run_probe([python, script, *args], timeout, expect, env, cwd=script.parent)
