@@ -62,7 +62,7 @@ def main():
     import torch
 
     from gfxhound.campaign import Campaign, CampaignConfig
-    from gfxhound.cli import _device_target
+    from gfxhound.cli.fuzz import _device_target
     from gfxhound.fuzz.generate import spec_stream
     arch = _device_target()
     gpus = torch.cuda.device_count()

@@ -194,7 +194,7 @@ def test_a_ptxas_codegen_error_is_named_by_what_ptxas_rejected():
 
 
 def test_a_draft_names_its_family_and_a_forced_configuration(tmp_path):
-    from gfxhound.drafts import _related
+    from gfxhound.report.drafts import _related
     corpus = Corpus(tmp_path / "c")
     for sig, message, env in (("aaaaaaaaaaaaaaaa", "LLVM ERROR: f32 to f8E4M3FN with rounding mode rtz", {}),
                               ("bbbbbbbbbbbbbbbb", "LLVM ERROR: f32 to f8E5M2FNUZ with rounding mode rtz",

@@ -8,7 +8,7 @@ ORDER = ["gfxhound.fuzz", "gfxhound.oracle", "gfxhound.reduce", "gfxhound.bisect
 PACKAGE_DIRS = {"gfxhound.fuzz": "fuzz", "gfxhound.oracle": "oracle", "gfxhound.reduce": "reduce",
                 "gfxhound.bisect": "bisect"}
 SHARED = ["spec", "signature", "compat", "records", "corpus_store"]
-WIRING = {"gfxhound.campaign", "gfxhound.cli", "gfxhound.__main__"}
+WIRING = {"gfxhound.campaign", "gfxhound.cli", "gfxhound.__main__"}  # gfxhound.cli.* too (prefix)
 
 
 def imported_modules(path: Path, package: str):

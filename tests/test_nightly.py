@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gfxhound.corpus_store import Corpus
-from gfxhound.nightly import Night, NightConfig
+from gfxhound.report.nightly import Night, NightConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from gfxhound import nightly_report as nr
+from gfxhound.report import nightly_report as nr
 
 CONTROL = "\x1b[31m"  # an ANSI colour escape from a compiler's stderr: \x1b is illegal in XML 1.0
 

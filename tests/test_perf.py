@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gfxhound.perf import compare, newly_failing
+from gfxhound.report.perf import compare, newly_failing
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYS = {"vgpr_count", "sgpr_count", "agpr_count", "vgpr_spill_count", "private_segment_fixed_size", "lds",

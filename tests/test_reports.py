@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gfxhound.scrub import Scrubber
+from gfxhound.report.scrub import Scrubber
 
 ROOT = Path(__file__).resolve().parent.parent
 TRITON_SECTIONS = ["## Summary", "## Reproducer", "## Command", "## Expected vs actual", "## Bisection",
@@ -166,12 +166,12 @@ def test_verify_marks_a_historical_crash_fixed_in_the_later_release(tmp_path, ol
 def test_an_issue_fixed_upstream_does_not_hide_a_regression_on_a_fixed_toolchain():
     from types import SimpleNamespace
 
-    from gfxhound.triage import KnownIssue
+    from gfxhound.report.triage import KnownIssue
     finding = SimpleNamespace(signature="28f1b1b801f666bf", normalised="x", message="x", toolchains=["triton-3.9.0"])
     fixed_before = KnownIssue("llvm/llvm-project", 1, "", "fixed", "28f1b1b8", None, "", "triton-3.8.0")
     fixed_later = KnownIssue("llvm/llvm-project", 1, "", "fixed", "28f1b1b8", None, "", "triton-3.10.0")
     reported = KnownIssue("llvm/llvm-project", 1, "", "reported", "28f1b1b8")
-    from gfxhound.triage import Triage
+    from gfxhound.report.triage import Triage
     triage = Triage(Path("/nonexistent/triage.json"))
     for issue, covered in ((fixed_before, False), (fixed_later, True), (reported, True)):
         triage.issues = [issue]

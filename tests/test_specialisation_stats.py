@@ -89,7 +89,7 @@ def test_an_issue_drafts_snippet_specialises_under_the_kernels_own_knobs(monkeyp
     """The snippet names the attributes it compiles with: they must be the ones the kernel's AMDGCN_USE_BUFFER_OPS
     gives (Triton 3.9 defaults on; a kernel that drew it off has no tt.pointer_range)."""
     monkeypatch.delenv("AMDGCN_USE_BUFFER_OPS", raising=False)
-    from gfxhound.drafts import triton_snippet
+    from gfxhound.report.drafts import triton_snippet
     args = [{"name": "x", "kind": "ptr", "type": "*fp32", "value": 4096}]
     kernel = "@triton.jit\ndef kernel(x):\n    pass\n"
     off = triton_snippet(kernel, {"ARCH": "gfx942", "ARGS": args, "ENV_KNOBS": {"AMDGCN_USE_BUFFER_OPS": "0"}})

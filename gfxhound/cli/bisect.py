@@ -13,6 +13,13 @@ import sys
 from pathlib import Path
 
 
+def add_bisect(sub):
+    bis = sub.add_parser("bisect", help="since when does a finding (or your repro) fail: Triton releases, llc "
+                                        "versions, or commits built from source")
+    add_arguments(bis)
+    bis.set_defaults(func=cmd_bisect)
+
+
 def add_arguments(bis):
     bis.add_argument("id", nargs="?", help="a finding (a prefix of its signature)")
     bis.add_argument("--repro", help="your own script instead of a finding (exit 0 absent, 1 present, 125 cannot "
@@ -53,7 +60,7 @@ def add_arguments(bis):
 
 def cmd_bisect(args):
     """Since when (or, with --fix, until when) does a finding's repro, or a repro of the user's, fail?"""
-    from gfxhound.cli import UserError
+    from gfxhound.cli.common import UserError
     kinds = [k for k in ("triton", "llc", "commits") if getattr(args, k)]
     if len(kinds) != 1:
         raise UserError("say what to bisect over, once: --triton OLD..NEW (releases), --llc 15..22 (llc "
@@ -75,12 +82,12 @@ def cmd_bisect(args):
 
 
 def _cache(args, kind: str) -> Path:
-    from gfxhound.cli import _cache_dir
-    return Path(os.path.abspath(Path(args.cache).expanduser())) if args.cache else Path(_cache_dir()) / kind
+    from gfxhound.cli.common import cache_dir
+    return Path(os.path.abspath(Path(args.cache).expanduser())) if args.cache else Path(cache_dir()) / kind
 
 
 def _finding(args):
-    from gfxhound.cli import UserError
+    from gfxhound.cli.common import UserError
     if args.id and args.repro:
         raise UserError("name one thing to bisect: a finding (gfxhound bisect ID) or a script (--repro FILE)")
     if not args.id:
@@ -91,7 +98,7 @@ def _finding(args):
 
 
 def _existing(path: str, what: str) -> Path:
-    from gfxhound.cli import UserError
+    from gfxhound.cli.common import UserError
     p = Path(path).expanduser().resolve()
     if not p.is_file():
         raise UserError(f"{what} {path}: no such file")
@@ -144,7 +151,7 @@ def _releases(args):
     from gfxhound.bisect.core import PRESENT, Probe, bisect
     from gfxhound.bisect.releases import ReleaseError, VenvCache, available_versions, release_range
     from gfxhound.protocol import run_repro
-    from gfxhound.cli import UserError, _default_lld
+    from gfxhound.cli.common import UserError, default_lld
 
     cache = VenvCache(_cache(args, "venvs"))
     if args.clear:
@@ -168,8 +175,8 @@ def _releases(args):
             raise UserError(f"--only-cached: the cache at {cache.root} lacks an end of {args.triton} "
                             f"(has: {', '.join(candidates) or 'none'})")
     env = {"PYTHONWARNINGS": "ignore"}
-    if _default_lld():
-        env["TRITON_HIP_LLD_PATH"] = _default_lld()
+    if default_lld():
+        env["TRITON_HIP_LLD_PATH"] = default_lld()
 
     def probe_script(version, path):
         try:
@@ -223,7 +230,7 @@ def _releases(args):
 def _llc_versions(args):
     from gfxhound.bisect.core import bisect
     from gfxhound.bisect.llvm_releases import LlcError, expected_failure, llc_candidates, llc_probe
-    from gfxhound.cli import UserError
+    from gfxhound.cli.common import UserError
 
     corpus, finding = _finding(args)
     if args.repro:
@@ -286,7 +293,7 @@ def _commits(args):
     from gfxhound.bisect.builds import RecipeError, load_recipe
     from gfxhound.bisect.commits import CommitJob, run
     from gfxhound.bisect.git_repo import GitError, GitRepo
-    from gfxhound.cli import UserError, _default_lld
+    from gfxhound.cli.common import UserError, default_lld
 
     if not args.repo or not args.recipe:
         raise UserError("--commits needs the clone (--repo PATH) and how to build it (--recipe llvm|llvm-mlir|"
@@ -342,8 +349,8 @@ def _commits(args):
             raise UserError(f"--define {item!r}: give NAME=VALUE")
         defines[name] = value
     env = {"PYTHONWARNINGS": "ignore"}
-    if _default_lld():
-        env["TRITON_HIP_LLD_PATH"] = _default_lld()
+    if default_lld():
+        env["TRITON_HIP_LLD_PATH"] = default_lld()
     job = CommitJob(repo, old, new, recipe, probe_input, cache, "fix" if args.fix else "regression", args.expect,
                     args.timeout, args.repeat, args.jobs, defines, env, dep_repo, ll, args.expect or handoff_expect)
     if recipe.name.startswith("llvm") and args.expect is None and handoff_expect:

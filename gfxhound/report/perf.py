@@ -189,6 +189,6 @@ def make_set(caps_path: Path, out: Path, count: int, seed: int, pythons: list, l
     return kept
 
 
-if __name__ == "__main__":  # python -m gfxhound.perf SET_DIR PYTHON OUT.json (what `gfxhound perf measure` runs)
+if __name__ == "__main__":  # python -m gfxhound.report.perf SET_DIR PYTHON OUT.json
     data = measure(sys.argv[2], render_set(Path(sys.argv[1])))
     Path(sys.argv[3]).write_text(json.dumps(data, indent=1))

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from gfxhound.atomic import write_atomic
 from gfxhound.protocol import ABSENT, PRESENT, outcome
-from gfxhound.scrub import Scrubber
+from gfxhound.report.scrub import Scrubber
 from gfxhound.signature import MEMORY_MODEL_STAGE, normalise, summarise
 
 TRITON, LLVM = "triton-lang/triton", "llvm/llvm-project"

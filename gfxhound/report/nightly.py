@@ -148,8 +148,8 @@ class Night:
         return hits
 
     def triage(self, corpus, tonight: set, new: set):
-        from gfxhound.scrub import Scrubber
-        from gfxhound.triage import Triage, TriageError
+        from gfxhound.report.scrub import Scrubber
+        from gfxhound.report.triage import Triage, TriageError
         try:
             known_issues = Triage(self.c.triage or Path(self.c.corpus) / "triage.json")
         except TriageError as exc:  # every finding is then judged as if nothing were known
@@ -210,8 +210,8 @@ class Night:
 
     def fixed(self, corpus, tonight: set):
         """Open findings not seen tonight whose repro no longer shows the bug on this toolchain."""
-        from gfxhound import verify
-        from gfxhound.scrub import Scrubber
+        from gfxhound.report import verify
+        from gfxhound.report.scrub import Scrubber
         scrub = Scrubber({self.c.corpus: "corpus"})
         env = self.c.env
         for finding in verify.open_findings(corpus):
@@ -236,13 +236,13 @@ class Night:
             if not done or not out.exists():
                 return
             figures[name] = json.loads(out.read_text())
-        from gfxhound.perf import compare
+        from gfxhound.report.perf import compare
         self.record["perf"] = compare(figures["old"], figures["new"])
         self.record["previous_toolchain"] = figures["old"]["toolchain"]
 
     # --- the night ---------------------------------------------------------------------------------------------
     def run(self) -> dict:
-        from gfxhound import nightly_report
+        from gfxhound.report import nightly_report
         start = time.time()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.log(f"campaign: {self.c.shards} shard(s), {self.c.budget}, targets {', '.join(self.c.targets)}")

@@ -35,8 +35,8 @@ def add_report(sub):
 
 
 def _triage(args):
-    from gfxhound.cli import UserError
-    from gfxhound.triage import Triage, TriageError
+    from gfxhound.cli.common import UserError
+    from gfxhound.report.triage import Triage, TriageError
     try:
         return Triage(Path(args.triage) if args.triage else Path(args.corpus) / "triage.json")
     except TriageError as exc:
@@ -44,8 +44,8 @@ def _triage(args):
 
 
 def cmd_report(args):
-    from gfxhound import drafts
-    from gfxhound.cli import UserError, _default_lld
+    from gfxhound.report import drafts
+    from gfxhound.cli.common import UserError, default_lld
     from gfxhound.corpus_store import Corpus
     corpus = Corpus(args.corpus)
     finding = corpus.get(args.id)
@@ -60,7 +60,7 @@ def cmd_report(args):
     if upstream == drafts.LLVM and not (folder / "reduced" / "llvm-ir" / "reduced.ll").exists():
         raise UserError(f"{finding.signature} has no reduced LLVM IR: run `gfxhound reduce {finding.signature[:8]} "
                         f"--level llvm-ir` first, or draft for Triton")
-    env = {"TRITON_HIP_LLD_PATH": _default_lld()} if _default_lld() else {}
+    env = {"TRITON_HIP_LLD_PATH": default_lld()} if default_lld() else {}
     draft = drafts.build(corpus, finding, upstream, python=os.path.abspath(args.python), timeout=args.timeout, env=env)
     path = drafts.write(draft, Path(args.out) if args.out else folder / "draft")
     if args.json:
@@ -76,9 +76,9 @@ def cmd_report(args):
 
 
 def cmd_triage(args):
-    from gfxhound.cli import UserError
+    from gfxhound.cli.common import UserError
     from gfxhound.corpus_store import Corpus
-    from gfxhound.triage import KnownIssue, TriageError, parse_issue_ref
+    from gfxhound.report.triage import KnownIssue, TriageError, parse_issue_ref
     triage = _triage(args)
     if args.action == "list":
         corpus = Corpus(args.corpus)
@@ -119,20 +119,20 @@ def add_verify(sub):
 
 
 def cmd_verify(args):
-    from gfxhound import verify
+    from gfxhound.report import verify
     from gfxhound.bisect.core import BisectError
     from gfxhound.bisect.releases import ReleaseError, VenvCache, available_versions, version_key
-    from gfxhound.cli import UserError, _cache_dir, _default_lld
+    from gfxhound.cli.common import UserError, cache_dir, default_lld
     from gfxhound.corpus_store import Corpus
     if bool(args.triton) == bool(args.python):
         raise UserError("verify on one toolchain: --triton X.Y.Z (a release) or --python PATH (e.g. a local build)")
     corpus = Corpus(args.corpus)
     findings = [corpus.get(i) for i in args.ids] if args.ids else verify.open_findings(corpus)
     cache = VenvCache(Path(os.path.abspath(Path(args.cache).expanduser())) if args.cache
-                      else Path(_cache_dir()) / "venvs")
+                      else Path(cache_dir()) / "venvs")
     env = {"PYTHONWARNINGS": "ignore"}
-    if _default_lld():
-        env["TRITON_HIP_LLD_PATH"] = _default_lld()
+    if default_lld():
+        env["TRITON_HIP_LLD_PATH"] = default_lld()
     log = (lambda line: print(f"  {line}", file=sys.stderr))
     versions = []
     if args.triton:
@@ -204,9 +204,9 @@ def add_perf(sub):
 
 
 def cmd_perf(args):
-    from gfxhound import perf
-    from gfxhound.cli import UserError, _default_lld
-    env = {"TRITON_HIP_LLD_PATH": _default_lld()} if _default_lld() else {}
+    from gfxhound.report import perf
+    from gfxhound.cli.common import UserError, default_lld
+    env = {"TRITON_HIP_LLD_PATH": default_lld()} if default_lld() else {}
     try:
         if args.action == "measure":
             result = perf.measure(os.path.abspath(args.python), perf.render_set(Path(args.set), args.target), args.repeat, env=env)
@@ -272,8 +272,8 @@ def add_nightly(sub):
 def cmd_nightly(args):
     import os
 
-    from gfxhound.cli import UserError, _default_lld
-    from gfxhound.nightly import Night, NightConfig
+    from gfxhound.cli.common import UserError, default_lld
+    from gfxhound.report.nightly import Night, NightConfig
     if args.shards < 1 or args.reproductions < 1:
         raise UserError("--shards and --reproductions must be 1 or more")
     if args.previous_python and not Path(args.previous_python).exists():
@@ -286,7 +286,7 @@ def cmd_nightly(args):
                          perf_set=Path(args.perf_set) if args.perf_set else None,
                          triage=Path(args.triage) if args.triage else None, stage_timeout=args.stage_timeout,
                          from_shards=args.from_shards,
-                         env={"TRITON_HIP_LLD_PATH": _default_lld()} if _default_lld() else {})
+                         env={"TRITON_HIP_LLD_PATH": default_lld()} if default_lld() else {})
     if args.date:
         config.date = args.date
     night = Night(config, log=lambda line: print(f"nightly: {line}", file=sys.stderr)).run()

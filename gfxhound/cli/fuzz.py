@@ -1,0 +1,205 @@
+"""gfxhound fuzz: a campaign, its progress lines and its summary."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from .common import KNOWN_ARCHS, UserError, cache_dir, default_lld, need_module
+
+
+def add_fuzz(sub):
+    fuzz = sub.add_parser("fuzz", help="run a fuzz campaign")
+    fuzz.add_argument("--target", default="gfx942", help="comma-separated AMD archs, e.g. gfx942,gfx950")
+    fuzz.add_argument("--backend", default="compile", choices=["compile", "interpret", "device"])
+    from gfxhound.oracle.planted import PLANTS
+    fuzz.add_argument("--plant", choices=sorted(PLANTS), default=None,
+                      help="run a planted bug's kernel family instead of the generator (mutation testing of the "
+                           "oracle); nothing is recorded in the corpus")
+    fuzz.add_argument("--family", default="kernels", choices=["kernels", "collectives"],
+                      help="what to generate: single-rank kernels, or multi-rank communication patterns")
+    fuzz.add_argument("--patterns", default="", help="collectives: comma-separated pattern names (default: all)")
+    fuzz.add_argument("--controls", type=float, default=0.0,
+                      help="collectives: share of negative controls (barrier or ordering removed: sensitivity "
+                           "checks of the oracle, counted apart, never findings)")
+    fuzz.add_argument("--budget", default="2m", help="duration (10m, 90s) or kernel count (5000)")
+    fuzz.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    fuzz.add_argument("--seed", type=int, default=0)
+    fuzz.add_argument("--shard", default="0/1", help="I/N: this machine's share of a campaign over N machines "
+                      "(disjoint seeds; merge the corpora afterwards with 'gfxhound corpus merge')")
+    fuzz.add_argument("--corpus", default="corpus")
+    fuzz.add_argument("--timeout", type=float, default=60.0, help="seconds per compile before it is a timeout")
+    fuzz.add_argument("--max-ops", type=int, default=24)
+    fuzz.add_argument("--llc", default="off",
+                      help="also run `llc -verify-machineinstrs` on every kernel's LLVM IR: off, auto (Debian's "
+                           "llc-22), or a path; an llc that cannot parse the IR is skipped, never a finding")
+    fuzz.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    fuzz.add_argument("--quiet", action="store_true")
+    fuzz.set_defaults(func=cmd_fuzz)
+
+
+def _device_target():
+    """The local GPU's own arch becomes the compile target of a device campaign."""
+    need_module("torch", "--backend device needs torch with GPU support")
+    import torch
+    if not torch.cuda.is_available():
+        raise UserError("--backend device found no GPU (torch.cuda.is_available() is False); "
+                        "use --backend interpret on a CPU-only machine")
+    props = torch.cuda.get_device_properties(0)
+    if getattr(torch.version, "hip", None):
+        return props.gcnArchName.split(":")[0]
+    major, minor = torch.cuda.get_device_capability(0)
+    return f"cuda:{major * 10 + minor}"
+
+
+def cmd_fuzz(args):
+    from rich.console import Console
+
+    from gfxhound.campaign import Campaign, CampaignConfig, parse_budget, summary_json
+
+    targets = [t.strip() for t in args.target.split(",") if t.strip()]
+    for t in targets:
+        if t not in KNOWN_ARCHS:
+            raise UserError(f"unknown target {t!r}; choose from {', '.join(KNOWN_ARCHS)}")
+    if args.backend != "compile" and args.llc != "off":
+        raise UserError("--llc checks compiled code: use it with --backend compile")
+    if args.workers < 1:
+        raise UserError("--workers must be at least 1")
+    if args.timeout <= 0:
+        raise UserError("--timeout must be a positive number of seconds")
+    if args.max_ops < 1:
+        raise UserError("--max-ops must be at least 1")
+    seconds, kernels = parse_budget(args.budget)
+    lld = default_lld()
+    env = {"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"),
+           "PYTHONWARNINGS": "ignore"}
+    if lld:
+        env["TRITON_HIP_LLD_PATH"] = lld
+    llc = None
+    if args.llc == "auto":
+        llc = next((p for p in ("/usr/lib/llvm-22/bin/llc", shutil.which("llc")) if p and Path(p).exists()), None)
+        if llc is None:
+            raise UserError("--llc auto found no llc; install Debian's llvm-22 or give --llc PATH")
+    elif args.llc != "off":
+        if not Path(args.llc).exists():
+            raise UserError(f"--llc {args.llc}: no such file")
+        llc = args.llc
+    if args.backend == "interpret":
+        need_module("numpy", "the interpreter needs numpy: pip install numpy")
+        need_module("torch", "the interpreter needs torch: pip install torch==2.13.0 (a CPU build)")
+    elif args.backend == "device":
+        targets = [_device_target()]
+    collective = {}
+    if args.family == "collectives":
+        need_module("numpy", "--family collectives needs numpy (its patterns compute expected values with it): "
+                     "pip install numpy")
+        from gfxhound.fuzz.collective import PATTERNS
+        if args.patterns:
+            names = [p.strip() for p in args.patterns.split(",") if p.strip()]
+            unknown = [p for p in names if p not in PATTERNS]
+            if unknown:
+                raise UserError(f"unknown pattern {unknown[0]!r}; choose from {', '.join(sorted(PATTERNS))}")
+            collective["patterns"] = names
+        if not 0 <= args.controls <= 1:
+            raise UserError("--controls is a share of kernels: a number from 0 to 1")
+        collective["controls"] = args.controls
+        if args.plant:
+            raise UserError("--plant brings its own kernels (the collective ones too): leave out --family")
+    elif args.patterns or args.controls:
+        raise UserError("--patterns and --controls need --family collectives")
+    if args.plant and args.backend == "compile":
+        raise UserError("--plant needs a backend that runs kernels: --backend interpret or device")
+    if args.plant and args.backend == "interpret":
+        from gfxhound.oracle.planted import PLANTS
+        if PLANTS[args.plant].family == "collective":
+            raise UserError(f"planted bug {args.plant} needs a GPU (--backend device): its pattern waits on other "
+                            "programs, which the sequential interpreter cannot run")
+        if not PLANTS[args.plant].pattern:
+            raise UserError(f"planted bug {args.plant} needs a GPU (--backend device): the interpreter runs each "
+                            "program as one thread, so it has no barrier to miss")
+    config = CampaignConfig(plant=args.plant, backend=args.backend, llc=llc, targets=targets, corpus=args.corpus,
+                            seconds=seconds, kernels=kernels, workers=args.workers,
+                            seed=_shard_seed(args.seed, args.shard), timeout=args.timeout, max_ops=args.max_ops,
+                            worker_env=env, caps_cache=cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld",
+                            family=args.family, collective=collective)
+    console = Console(stderr=True)
+    campaign = Campaign(config, on_progress=_progress_printer(console, config) if not args.quiet else None)
+    stats = campaign.run()
+    summary = summary_json(stats, config, campaign.toolchain)
+    summary["toolchain_detail"] = campaign.toolchain_detail
+    if config.backend == "compile":  # how many pointers got tt.pointer_range, how many kernels took buffer ops
+        from gfxhound.oracle.specialisation_stats import specialisation_shares
+        summary["specialisation"] = specialisation_shares(summary["coverage"],
+                                                          campaign.toolchain_detail.get("specialisation"))
+        for notice in summary["specialisation"]["notices"]:  # once per campaign, --json too
+            print(f"gfxhound: notice: {notice}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        _print_summary(console, summary)
+    return 0
+
+
+def _progress_printer(console, config):
+    import time
+    state = {"last": 0.0}
+
+    def show(stats):
+        now = time.time()
+        if now - state["last"] < 2.0:
+            return
+        state["last"] = now
+        verdicts = " ".join(f"{k}={v}" for k, v in sorted(stats.verdicts.items()))
+        console.print(f"[dim]{now - stats.started:6.0f}s[/] kernels={stats.kernels} "
+                      f"({stats.rate():.1f}/s) {verdicts} new_signatures={stats.new_signatures}", highlight=False)
+    return show
+
+
+def _print_summary(console, summary):
+    from rich.table import Table
+    console.print(f"[bold]gfxhound fuzz[/]: {summary['kernels']} kernels in {summary['duration_s']} s "
+                  f"({summary['kernels_per_s']}/s) with {summary['toolchain']} on {', '.join(summary['targets'])}"
+                  + ("  [yellow](interrupted)[/]" if summary["interrupted"] else "")
+                  + (f"  [yellow]({summary['unfinished']} kernels still running when the budget's drain ended; "
+                     "not judged)[/]" if summary.get("unfinished") else ""), highlight=False)
+    table = Table()
+    table.add_column("verdict")
+    table.add_column("kernels", justify="right")
+    for verdict, count in sorted(summary["verdicts"].items()):
+        table.add_row(verdict, str(count))
+    console.print(table)
+    spec = summary.get("specialisation") or {}
+    if spec.get("pointer_args"):  # compile backend only
+        from gfxhound.oracle.specialisation_stats import summary_line
+        console.print(summary_line(spec), highlight=False)
+    if summary["findings"]:
+        from gfxhound.families import groups, headline
+        found = Table(title=f"findings: {headline(summary['findings'])}")
+        for col in ("id", "verdict", "stage", "target", "new", "first error line"):
+            found.add_column(col)
+        for group in groups(summary["findings"]):
+            many = len(group["members"]) > 1
+            for f in group["members"]:
+                label = ("forced: " if group["forced"] else "") + (f"family {group['family'][:8]}: " if many else "")
+                found.add_row(f["id"], f["verdict"], f["stage"], f["target"], "yes" if f["new"] else "",
+                              label + f["first_error_line"][:100])
+        console.print(found)
+    for miss in summary.get("coverage_floors", {}).get("missed", []):
+        console.print(f"[yellow]coverage below its floor[/]: {miss['floor']} in {miss['share']:.1%} of kernels "
+                      f"(floor {miss['least']})", highlight=False)
+    if summary["user_errors"]:
+        console.print("[bold]user errors[/] (legitimate rejections; the generator should avoid them):")
+        for message, count in summary["user_errors"].items():
+            console.print(f"  {count} x {message}", highlight=False)
+
+
+def _shard_seed(seed: int, shard: str) -> int:
+    """Shard I of N runs seed * N + I: the N shards of one seed never share a generator stream."""
+    try:
+        index, count = (int(x) for x in shard.split("/"))
+        assert 0 <= index < count
+    except (ValueError, AssertionError):
+        raise UserError(f"--shard {shard!r}: give I/N with 0 <= I < N, e.g. 0/4") from None
+    return seed * count + index
