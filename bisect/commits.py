@@ -2,7 +2,7 @@
 build, and, when the first bad commit only moved a pinned dependency (Triton's cmake/llvm-hash.txt), go on in the
 dependency's repository between the old and the new pin (the cross-repo hand-off).
 
-Everything here takes explicit arguments; only the CLI reads argv and the environment (STYLE.md).
+Everything here takes explicit arguments; only the CLI reads argv and the environment.
 """
 from __future__ import annotations
 

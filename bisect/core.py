@@ -1,6 +1,6 @@
 """One bisection over an ordered list of candidates and a probe that says present / absent / skip.
 
-Why one algorithm (STYLE.md, syzkaller's pkg/bisect): releases, commits, regressions and fixes are the same
+Why one algorithm (syzkaller's pkg/bisect): releases, commits, regressions and fixes are the same
 search. The candidates are ordered oldest first; the oldest is in the "old" state and the newest in the "new"
 state — for a regression old = the bug is absent, for a fix old = present. The result is the first candidate in
 the new state. A candidate that cannot be tested (the repro is a different failure, an API the release lacks, a

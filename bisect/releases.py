@@ -1,5 +1,5 @@
 """Triton releases as bisection candidates: one cached virtual environment per release, and the probe that runs a
-repro script in it under the repro protocol (DESIGN.md: exit 0 absent, 1 present, 125 cannot test).
+repro script in it under the repro protocol (docs/design.md: exit 0 absent, 1 present, 125 cannot test).
 
 Why our own venv cache and not `pip install` per probe: a Triton wheel is hundreds of MB, and a second bisection
 over the same range (another repro, or the same one after a fix) must cost only the repro runs. Each release's venv

@@ -5,28 +5,12 @@ specialise exactly as a launch would (gfxhound/compat.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from . import dtypes as D
 from .axes import extent, offsets_line, used_k_views
 from .program import walk
+from .rendered import HEADER, Rendered, launch_options  # noqa: F401 - the names callers import from here
 
 HUGE_BYTES = 1 << 32
-HEADER = "import triton\nimport triton.language as tl\n\n\n"
-
-
-@dataclass
-class Rendered:
-    source: str  # a module defining the kernel (imports included)
-    kernel_name: str
-    args: list  # [{name, kind, type, value}] in parameter order, for compat.specialise
-    options: dict
-    env: dict
-    grid: tuple
-    features: object  # fuzz.program.Features
-    body_lines: int
-
-
 def memory_shape(axes, sizes):
     return [4] if not axes else [extent(a, sizes) for a in axes]
 
@@ -90,11 +74,6 @@ def kernel_args(spec):
         args.append({"name": f"BLOCK_{axis}", "kind": "constexpr", "type": "constexpr",
                      "value": spec.blocks[axis]})
     return args
-
-
-def launch_options(spec):
-    """The compile options a launch of this spec passes (AMD knobs included)."""
-    return {"num_warps": spec.launch.num_warps, "num_stages": spec.launch.num_stages, **spec.launch.options}
 
 
 def render(spec, caps, kernel_name="kernel") -> Rendered:

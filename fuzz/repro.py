@@ -1,4 +1,4 @@
-"""Render a standalone repro script (DESIGN.md, Repro protocol).
+"""Render a standalone repro script (docs/design.md, Repro protocol).
 
 The script needs only Python and triton. It compiles in a child process it spawns, so a signal never escapes,
 classifies the child's ending with an embedded copy of gfxhound/signature.py, and exits 0 (bug absent), 1 (bug

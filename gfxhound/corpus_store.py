@@ -1,4 +1,4 @@
-"""On-disk corpus of findings, one directory per bug signature (DESIGN.md, Corpus layout).
+"""On-disk corpus of findings, one directory per bug signature (docs/design.md, Corpus layout).
 
     <root>/<signature>/finding.json                  mutable summary (Finding)
     <root>/<signature>/examples/<spec-hash>/...      immutable once renamed into place
@@ -296,7 +296,7 @@ class Corpus:
             return final
 
     def write_bisect(self, signature: str, record: dict) -> Path:
-        """bisect.json next to the finding (DESIGN.md), written atomically; an earlier one is kept as bisect.N.json."""
+        """bisect.json next to the finding (docs/design.md), written atomically; an earlier one is kept as bisect.N.json."""
         with self._locked():
             final = self.path(signature) / "bisect.json"
             if final.exists():

@@ -2,7 +2,7 @@
 
 Why this module is self-contained (standard library only, no gfxhound imports): every repro script embeds a copy
 of it, so that "the bug is present" in a repro means exactly what it means in a campaign: the same verdict, stage,
-normalised message and frames, hashed the same way (DESIGN.md, Signatures and Repro protocol).
+normalised message and frames, hashed the same way (docs/design.md, Signatures and Repro protocol).
 
 Input is what any compile attempt leaves behind: the text it printed (a Python traceback and/or the native
 diagnostics on fd 2, with ``##gfxhound-stage <name>`` markers written before each compiler stage) and how it ended.
@@ -284,7 +284,7 @@ def memory_model_signatures(messages, table):
 
 def miscompile_signature(verdict, target, ops, fallback):
     """A miscompile has no message: its provisional identity is the target and the kernel's op multiset
-    (DESIGN.md "Signatures"); reduction regroups it by the reduced kernel's shape. Never empty: without ops,
+    (docs/design.md "Signatures"); reduction regroups it by the reduced kernel's shape. Never empty: without ops,
     ``fallback`` (the kernel family and the spec's own hash) stands in, so no two kernels share a catch-all."""
     assert ops or fallback, "a miscompile signature needs the kernel's ops or a fallback"
     normalised = f"{target}: " + (" ".join(sorted(ops)) if ops else f"kernel {fallback}")

@@ -1,4 +1,4 @@
-"""A standalone repro for a collective's wrong result, lost signal or hang (DESIGN.md, Repro protocol).
+"""A standalone repro for a collective's wrong result, lost signal or hang (docs/design.md, Repro protocol).
 
 The script embeds the kernel, the serialised case (heap layout, inputs, the float64 reference with its bounds,
 the flag arrays) and the source of oracle/collective_heap.py, so it fills, launches and judges the virtual ranks

@@ -29,8 +29,8 @@ def _load(task, spec, rendered, name="kernel.py"):
 
 
 def _accepted():
-    from .run_task import _accepted_options
-    return _accepted_options()
+    from .accepted_options import accepted_options
+    return accepted_options()
 
 
 def execute(task, spec, rendered, kernel, device) -> dict:

@@ -75,7 +75,7 @@ def main(argv=None):
 
     from .collective import Judgement, case_of, fill, judge, launch_options
     from .compile_task import load_kernel
-    from .run_task import _accepted_options
+    from .accepted_options import accepted_options as _accepted_options
 
     local = int(os.environ.get("LOCAL_RANK", 0))
     torch.cuda.set_device(local)

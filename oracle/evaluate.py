@@ -5,7 +5,7 @@ program of the launch grid with the op registry's references (`OpDef.ref`) and a
 is, for every output element: the reference value, its error bound, whether a correct kernel determines it, and
 whether any program writes it at all (unwritten elements must keep their pre-fill).
 
-Undefined behaviour is excluded, not modelled (DESIGN.md): every address a load, store or atomic touches under a
+Undefined behaviour is excluded, not modelled (docs/design.md): every address a load, store or atomic touches under a
 true mask (or without a mask) is checked to be in bounds, and an out-of-bounds one raises `UndefinedBehaviour`
 (a generator bug: the run is `unresolved`, never a miscompile).
 """

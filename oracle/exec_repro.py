@@ -1,4 +1,4 @@
-"""A standalone repro for a wrong result (DESIGN.md, Repro protocol): kernel, inputs and the oracle's expected
+"""A standalone repro for a wrong result (docs/design.md, Repro protocol): kernel, inputs and the oracle's expected
 outputs with their bounds, in one script that needs only triton and torch.
 
 It launches in a child process (a GPU fault or a signal never escapes), on the GPU when there is one and under

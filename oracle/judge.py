@@ -103,7 +103,7 @@ RUNTIME_FAULT_PATTERNS = (r"illegal memory access", r"unspecified launch failure
 
 def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, options: dict, backend: str,
                   ops=(), family="kernels") -> Execution:
-    """Turn an execution outcome into a verdict. A miscompile's signature is provisional (DESIGN.md): target and
+    """Turn an execution outcome into a verdict. A miscompile's signature is provisional (docs/design.md): target and
     the kernel's op multiset, until reduction regroups it."""
     import re
 

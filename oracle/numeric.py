@@ -10,7 +10,7 @@ honest. Every value carries instead
        overlap, NaN in min/max, masked-off lanes of a load without `other`, a select on an unstable condition...
 Exact stays exact: an IEEE-rounded op (add, mul, fma, casts) on exact operands whose result is representable is
 exact, which keeps integer-valued and dyadic data bit-exact through long chains. The model is written down in
-docs/tolerance.md; DESIGN.md "Tolerance model" is the contract.
+docs/tolerance.md; docs/design.md "Tolerance model" is the contract.
 """
 from __future__ import annotations
 

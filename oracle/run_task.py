@@ -20,6 +20,7 @@ from gfxhound.fuzz.pairs import LAUNCH_KINDS
 from gfxhound.spec import KernelSpec
 
 from . import collective_task
+from .accepted_options import accepted_options as _accepted_options
 from .compare import compare, runs_agree
 from .compile_task import _Fd2Redirect, load_kernel
 from .evaluate import UndefinedBehaviour, evaluate
@@ -59,19 +60,6 @@ def _launch_options(rendered, backend):
     accepted = _accepted_options()
     options.update({k: v for k, v in rendered.options.items() if k in accepted})
     return options
-
-
-_ACCEPTED = None
-
-
-def _accepted_options():
-    global _ACCEPTED
-    if _ACCEPTED is None:
-        from triton.compiler.compiler import make_backend
-        from triton.runtime import driver
-        backend = make_backend(driver.active.get_current_target())
-        _ACCEPTED = set(getattr(type(backend.parse_options({})), "__dataclass_fields__", {}))
-    return _ACCEPTED
 
 
 def _run_once(spec, rendered, kernel, inputs, options, device):

@@ -5,7 +5,7 @@ The interestingness test is differential: the candidate's run disagrees with the
 turning into UB, which is the trap restricted delta passes avoid at the IR level). Each candidate runs in a warm
 worker: the interpreter in a worker started with TRITON_INTERPRET=1, a GPU run (compile, reference, launch) in one
 worker pinned to the GPU, replaced by the pool after a fault. A miscompile's signature is provisional (target and
-op multiset, DESIGN.md); the reduced kernel's own signature regroups it.
+op multiset, docs/design.md); the reduced kernel's own signature regroups it.
 """
 from __future__ import annotations
 

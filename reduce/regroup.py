@@ -1,4 +1,4 @@
-"""Regroup wrong results by their reduced kernels (DESIGN.md, Signatures).
+"""Regroup wrong results by their reduced kernels (docs/design.md, Signatures).
 
 Why: a miscompile has no message, so its provisional signature is the target and the op multiset of the random
 kernel that showed it, and one bug found through four kernels is four findings. Once reduced, what is left is what

@@ -1,47 +1,118 @@
 """Stages import the shared types and the stages before them, never a later one; only the CLI layer
-(gfxhound.campaign, gfxhound.cli) wires them together (DESIGN.md, Pipeline; STYLE.md, 3)."""
+(gfxhound.campaign, gfxhound.cli) wires them together (docs/design.md, Pipeline)."""
 import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ORDER = ["gfxhound.fuzz", "gfxhound.oracle", "gfxhound.reduce", "gfxhound.bisect"]
-PACKAGE_DIRS = {"gfxhound.fuzz": "fuzz", "gfxhound.oracle": "oracle", "gfxhound.reduce": "reduce",
-                "gfxhound.bisect": "bisect"}
-SHARED = ["spec", "signature", "compat", "records", "corpus_store"]
-WIRING = {"gfxhound.campaign", "gfxhound.cli", "gfxhound.__main__"}  # gfxhound.cli.* too (prefix)
+# import name -> folder; the order of the stages: each may import the ground floor and the stages before it
+PACKAGE_DIRS = {"gfxhound": "gfxhound", "gfxhound.fuzz": "fuzz", "gfxhound.oracle": "oracle",
+                "gfxhound.reduce": "reduce", "gfxhound.bisect": "bisect"}
+ORDER = ["gfxhound.fuzz", "gfxhound.oracle", "gfxhound.reduce", "gfxhound.bisect", "gfxhound.report"]
+WIRING = ("gfxhound.campaign", "gfxhound.cli", "gfxhound.__main__")  # may import anything
 
 
-def imported_modules(path: Path, package: str):
+def all_modules():
+    """{module name: path} for every module of the distribution."""
+    found = {}
+    for package, folder in PACKAGE_DIRS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            rel = path.relative_to(ROOT / folder).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            name = ".".join([package, *parts])
+            if package == "gfxhound" and parts and parts[0] in ("fuzz", "oracle", "reduce", "bisect"):
+                continue
+            found[name] = path
+    return found
+
+
+def imported_modules(path: Path, module: str):
+    """Every module of ours that `module` imports, at the top or inside a function."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: inside the same package
-                yield package + ("." + node.module if node.module else "")
-            elif node.module:
-                yield node.module
+            base = node.module or ""
+            if node.level:  # relative
+                anchor = package
+                for _ in range(node.level - 1):
+                    anchor = anchor.rsplit(".", 1)[0]
+                base = anchor + ("." + node.module if node.module else "")
+            yield base
+            yield from (f"{base}.{alias.name}" for alias in node.names)
 
 
-def test_no_stage_imports_a_later_stage_or_the_wiring():
+def layer(module: str) -> str:
+    """The stage a module belongs to, 'wiring', or 'ground'."""
+    if any(module == w or module.startswith(w + ".") for w in WIRING):
+        return "wiring"
+    for stage in ORDER:
+        if module == stage or module.startswith(stage + "."):
+            return stage
+    return "ground"
+
+
+def graph():
+    modules = all_modules()
+    return {m: sorted({i for i in imported_modules(p, m) if i in modules and i != m}) for m, p in modules.items()}
+
+
+def test_the_layering_test_sees_every_module():
+    modules = all_modules()
+    files = {p for folder in PACKAGE_DIRS.values() for p in (ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts}
+    assert set(modules.values()) == files
+    assert {"gfxhound.protocol", "gfxhound.report.drafts", "gfxhound.cli.fuzz", "gfxhound.fuzz.collective.render"
+            } <= set(modules)
+
+
+def test_the_ground_floor_imports_no_stage_and_stages_only_earlier_ones():
     problems = []
-    for i, stage in enumerate(ORDER):
-        later = ORDER[i + 1:]
-        for path in (ROOT / PACKAGE_DIRS[stage]).glob("*.py"):
-            for name in imported_modules(path, stage):
-                if any(name == l or name.startswith(l + ".") for l in later) or name in WIRING:
-                    problems.append(f"{path.relative_to(ROOT)} imports {name}")
+    for module, imports in graph().items():
+        mine = layer(module)
+        if mine == "wiring":
+            continue
+        for other in imports:
+            theirs = layer(other)
+            if theirs == "wiring":
+                problems.append(f"{module} imports the wiring ({other})")
+            elif mine == "ground" and theirs != "ground":
+                problems.append(f"{module} (ground floor) imports the stage {other}")
+            elif mine != "ground" and theirs != "ground" and ORDER.index(theirs) > ORDER.index(mine):
+                problems.append(f"{module} imports the later stage {other}")
     assert not problems, problems
 
 
-def test_shared_types_import_no_stage():
-    problems = []
-    for module in SHARED:
-        path = ROOT / "gfxhound" / f"{module}.py"
-        for name in imported_modules(path, "gfxhound"):
-            if any(name.startswith(stage) for stage in ORDER) or name in WIRING:
-                problems.append(f"gfxhound/{module}.py imports {name}")
-    assert not problems, problems
+def test_no_import_circles():
+    g = graph()
+    index, low, stack, on, circles = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in g[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+    for v in g:
+        if v not in index:
+            visit(v)
+    assert not circles, circles
 
 
 EMBEDDED = ("signature", "llc_text", "compat")  # pasted, in this order, into every compile repro (fuzz/repro.py)
@@ -52,10 +123,11 @@ def test_embedded_modules_need_only_the_standard_library():
     triton; one may import an earlier one (the renderer drops that import line: the names are already there)."""
     import sys
     for i, module in enumerate(EMBEDDED):
-        for name in imported_modules(ROOT / "gfxhound" / f"{module}.py", "gfxhound"):
+        for name in imported_modules(ROOT / "gfxhound" / f"{module}.py", f"gfxhound.{module}"):
             top = name.split(".")[0]
             earlier = {f"gfxhound.{m}" for m in EMBEDDED[:i]}
-            assert top in sys.stdlib_module_names or top == "triton" or name in earlier, f"{module}.py imports {name}"
+            assert top in sys.stdlib_module_names or top == "triton" or any(
+                name == e or name.startswith(e + ".") for e in earlier), f"{module}.py imports {name}"
 
 
 def test_a_compile_campaign_never_imports_torch(tmp_path):

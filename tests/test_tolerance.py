@@ -1,4 +1,4 @@
-"""Every tolerance bound rejects a perturbed result and accepts the reference (DESIGN.md, Tolerance model).
+"""Every tolerance bound rejects a perturbed result and accepts the reference (docs/design.md, Tolerance model).
 
 Each case builds tracked operands, runs the oracle's op, and checks that a result moved just past its bound is
 flagged while the reference itself passes; exact results must reject the neighbouring representable value.

@@ -2,7 +2,7 @@
 waits it performs (which decide, statically, whether the sequential interpreter can run it).
 
 A pattern is declared once here, with everything every stage needs, as the op registry does for single-rank ops
-(DESIGN.md "One op registry"): the renderer reads `emit`, the launcher `counts`/`zero`, the oracle `inputs` and
+(docs/design.md "One op registry"): the renderer reads `emit`, the launcher `counts`/`zero`, the oracle `inputs` and
 `expected`, the interpreter subset `waits`.
 
 Parameters (spec.collective, see spec.py): dtype, n (elements a rank contributes), block, programs (per rank),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..program import Features
-from ..render import HEADER, Rendered, launch_options
+from ..rendered import HEADER, Rendered, launch_options
 from .emit import Emitter, helpers
 from .patterns import PATTERNS
 from .spec import check, layout_of

@@ -1,4 +1,4 @@
-"""The gfxhound command line: argv and the environment are read here and nowhere else (STYLE.md, 9); one module
+"""The gfxhound command line: argv and the environment are read here and nowhere else; one module
 per command family, each adding its own arguments."""
 from __future__ import annotations
 

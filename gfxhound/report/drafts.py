@@ -3,7 +3,7 @@ for a person to review and paste. Never filed automatically.
 
 What makes a draft trustworthy: the reproducer inlined is the one that was just run (the Triton snippet or the
 `llc` command is executed before the draft is written, and the draft says what it did), the environment is the
-toolchain the finding names, and nothing of this machine survives (gfxhound/scrub.py).
+toolchain the finding names, and nothing of this machine survives (gfxhound/report/scrub.py).
 """
 from __future__ import annotations
 
