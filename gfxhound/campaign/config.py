@@ -1,0 +1,40 @@
+"""A campaign's configuration, the one error a user can cause, and the budget's syntax."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class CampaignError(Exception):
+    """A problem the user can fix (unknown target, unusable corpus...): one line, no traceback."""
+
+
+@dataclass
+class CampaignConfig:
+    targets: list
+    corpus: str
+    backend: str = "compile"
+    seconds: float | None = None
+    kernels: int | None = None
+    workers: int = 2
+    seed: int = 0
+    timeout: float = 60.0
+    max_ops: int = 24
+    worker_env: dict = field(default_factory=dict)
+    caps_cache: str | None = None
+    lld: str = "/usr/lib/llvm-22/bin/ld.lld"
+    llc: str | None = None  # run `llc -verify-machineinstrs` on each kernel's LLVM IR when set
+    plant: str | None = None  # a planted bug (oracle/planted.py): its kernel family, mutated; nothing is recorded
+    family: str = "kernels"  # or "collectives": communication patterns (fuzz/collective/)
+    collective: dict = field(default_factory=dict)  # collectives: patterns, controls (negative-control share)
+
+
+def parse_budget(text: str):
+    """'10m', '90s', '2h' -> (seconds, None); '5000' -> (None, 5000)."""
+    text = text.strip().lower()
+    units = {"s": 1, "m": 60, "h": 3600}
+    try:
+        if text and text[-1] in units:
+            return float(text[:-1]) * units[text[-1]], None
+        return None, int(text)
+    except ValueError:
+        raise CampaignError(f"--budget {text!r} is neither a duration (10m, 90s, 2h) nor a kernel count") from None

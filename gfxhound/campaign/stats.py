@@ -1,0 +1,86 @@
+"""What a campaign counts while it runs, and the summary it ends with (printed, or JSON with --json)."""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from gfxhound.families import headline
+from gfxhound.oracle.limitations import excluded_features
+
+from .config import CampaignConfig
+
+
+@dataclass
+class Stats:
+    kernels: int = 0
+    verdicts: Counter = field(default_factory=Counter)
+    new_signatures: int = 0
+    findings: dict = field(default_factory=dict)  # signature -> summary row
+    user_errors: Counter = field(default_factory=Counter)
+    unresolved: Counter = field(default_factory=Counter)
+    coverage: Counter = field(default_factory=Counter)
+    started: float = field(default_factory=time.time)
+    interrupted: bool = False
+    unfinished: int = 0  # kernels still in flight when the drain after the budget ran out of time
+    compile_seconds: float = 0.0
+    verdict_of: dict = field(default_factory=dict)  # spec hash -> verdict, for this run
+    resources: Counter = field(default_factory=Counter)  # static facts of the kernels that compiled
+    execution: Counter = field(default_factory=Counter)  # interpret/device: compared and undetermined elements
+    planted: Counter = field(default_factory=Counter)  # --plant: runs, flagged, and the verdicts of the rest
+
+    def rate(self):
+        return self.kernels / max(1e-9, time.time() - self.started)
+
+
+def features_of(spec, features, arch):
+    feats = {f"op:{name}" for name in features.ops}
+    feats |= {f"dtype:{d}" for d in features.dtypes}
+    feats |= {f"control:{c}" for c in features.control}
+    feats |= {f"detail:{d}" for d in features.details}
+    feats |= {f"knob:num_warps={spec.launch.num_warps}", f"knob:num_stages={spec.launch.num_stages}",
+              f"target:{arch}", f"grid:{spec.grid}"}
+    feats |= {f"knob:{k}={v}" for k, v in spec.launch.options.items()}
+    feats |= {f"env:{k}={v}" for k, v in spec.launch.env.items()}
+    if spec.pair:
+        feats.add(f"pair:{spec.pair.get('kind')}")
+    return feats
+
+
+def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
+    duration = time.time() - stats.started
+    n = max(1, stats.kernels)
+    summary = {
+        "toolchain": toolchain, "targets": config.targets, "backend": config.backend, "seed": config.seed,
+        "kernels": stats.kernels, "duration_s": round(duration, 2), "kernels_per_s": round(stats.kernels / max(
+            duration, 1e-9), 3), "interrupted": stats.interrupted, "unfinished": stats.unfinished,
+        "verdicts": dict(stats.verdicts),
+        "user_error_share": round(stats.verdicts.get("user_error", 0) / n, 4),
+        "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["signature"]),
+        "findings_headline": headline(list(stats.findings.values())),
+        "resources": dict(stats.resources),
+        "execution": _execution_summary(stats, n, config.backend) if config.backend != "compile" else {},
+        "planted": _planted_summary(stats.planted, config.plant) if config.plant else {},
+        "user_errors": dict(stats.user_errors.most_common(20)), "unresolved": dict(stats.unresolved.most_common(20)),
+        "coverage": {k: {"kernels": v, "share": round(v / n, 4)} for k, v in sorted(stats.coverage.items())},
+    }
+    from gfxhound.fuzz.floors import check
+    summary["coverage_floors"] = check(summary["coverage"], stats.kernels, summary["user_error_share"],
+                                       excluded_features(config.backend) if config.backend != "compile" else ())
+    return summary
+
+
+def _planted_summary(planted, name) -> dict:
+    """flagged_share counts the runs that ran: a kernel the compiler could not build tests nothing."""
+    not_run = sum(v for k, v in planted.items() if k.startswith("not_run:"))
+    ran = planted.get("runs", 0) - not_run
+    return dict(planted, name=name, ran=ran, flagged_share=round(planted.get("flagged", 0) / max(1, ran), 4))
+
+
+def _execution_summary(stats: Stats, n: int, backend: str) -> dict:
+    ex = dict(stats.execution)
+    ex["excluded_features"] = excluded_features(backend)
+    ex["steered_share"] = round((ex.get("kernels_steered", 0) + ex.get("kernels_meeting_a_limitation", 0)) / n, 4)
+    ex["undetermined_share"] = round(ex.get("undetermined", 0) / max(1, ex.get("compared", 0)
+                                                                     + ex.get("undetermined", 0)), 4)
+    return ex
