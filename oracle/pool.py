@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import shutil
 import sys
 import tempfile
@@ -37,6 +38,9 @@ def single_threaded():
 
 
 def _worker_init(root: str, env: dict, shared_cache: bool = False):
+    # Ctrl-C reaches the whole process group: the campaign handles it and closes the pool; a worker that died of
+    # it would break the pool under the campaign's feet first
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.dup2(2, 1)  # what a worker prints (Triton's "Overriding kernel ...") must not mix with the CLI's stdout
     dump_stacks_on_sigusr1()
     single_threaded()

@@ -63,6 +63,15 @@ class Campaign(Probing, Recording):
             cancel = self.stats.unfinished > 0
         except KeyboardInterrupt:
             self.stats.interrupted = True
+        except RuntimeError as exc:  # pebble's pool broke: a Ctrl-C that killed a starting worker does that
+            if "Unexpected error within the Pool" not in str(exc):
+                raise
+            try:
+                time.sleep(1.0)  # the same Ctrl-C reaches this process too: let it arrive
+            except KeyboardInterrupt:
+                self.stats.interrupted = True
+            else:
+                raise
         except Exception as exc:
             if cfg.backend == "device":
                 from gfxhound.oracle.gpu_pool import DeviceWedged
