@@ -20,11 +20,7 @@ def spec_stream(caps, seed: int, max_ops: int = 24, family: str = "kernels", col
     communication patterns (fuzz/collective/); `collective` holds their options (patterns, controls, ranks)."""
     rng = random.Random(seed)
     captured = []
-    if family == "collectives":
-        from .collective.spec import collective_specs
-        strategy = collective_specs(caps, **(collective or {}))
-    else:
-        strategy = kernel_specs(caps, max_ops)
+    strategy = _STRATEGIES[family](caps, max_ops, collective or {})
 
     @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=1)
     @given(strategy)
@@ -40,3 +36,13 @@ def spec_stream(caps, seed: int, max_ops: int = 24, family: str = "kernels", col
             spec.meta.update({"seed": seed, "index": index})
             index += 1
             yield spec
+
+
+def _collective_specs(caps, max_ops, options):
+    from .collective.spec import collective_specs  # imported on use: single-rank campaigns never load it
+    return collective_specs(caps, **options)
+
+
+# what each kernel family (gfxhound.spec.FAMILIES) draws its specs from
+_STRATEGIES = {"kernels": lambda caps, max_ops, options: kernel_specs(caps, max_ops),
+               "collectives": _collective_specs}

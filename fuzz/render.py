@@ -77,9 +77,12 @@ def kernel_args(spec):
 
 
 def render(spec, caps, kernel_name="kernel") -> Rendered:
-    if spec.collective:  # a communication pattern: its own renderer (fuzz/collective/), the same record
-        from .collective.render import render_collective
-        return render_collective(spec, caps, kernel_name)
+    """The kernel's Triton source and launch record, by the renderer of its family (one record for all)."""
+    return _RENDERERS[spec.family](spec, caps, kernel_name)
+
+
+def render_kernel(spec, caps, kernel_name="kernel") -> Rendered:
+    """A single-rank kernel: the prologue, the walked body (fuzz/program.py), the stores."""
     walker = walk(spec, caps)
     args = kernel_args(spec)
     params = ", ".join(a["name"] + (": tl.constexpr" if a["kind"] == "constexpr" else "") for a in args)
@@ -100,3 +103,11 @@ def render(spec, caps, kernel_name="kernel") -> Rendered:
     return Rendered(source, kernel_name, args, launch_options(spec), dict(spec.launch.env), grid_of(spec),
                     walker.features,
                     len(walker.lines))
+
+
+def _render_collective(spec, caps, kernel_name):
+    from .collective.render import render_collective  # imported on use: single-rank campaigns never load it
+    return render_collective(spec, caps, kernel_name)
+
+
+_RENDERERS = {"kernels": render_kernel, "collectives": _render_collective}  # gfxhound.spec.FAMILIES

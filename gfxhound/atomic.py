@@ -7,6 +7,7 @@ directory (a unique name: two writers never share one), fsync, os.replace, fsync
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -44,3 +45,16 @@ def write_atomic(path, data) -> Path:
         raise
     fsync_dir(path.parent)
     return path
+
+
+def install_dir(final, build) -> Path:
+    """Build a directory under a `.tmp-` sibling name, then rename it into place: it appears complete or not at all."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(f".tmp-{final.name}.{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    build(tmp)
+    fsync_dir(tmp)
+    os.rename(tmp, final)
+    fsync_dir(final.parent)
+    return final

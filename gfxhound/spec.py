@@ -31,6 +31,17 @@ class Launch:
     env: dict = field(default_factory=dict)  # knobs Triton reads from the environment (AMDGCN_USE_BUFFER_OPS)
 
 
+# Kernel families: single-rank kernels, and communication patterns over several ranks (fuzz/collective/). Each
+# stage keeps one table keyed by these names (fuzz/render.py, fuzz/generate.py, oracle/run_task.py,
+# oracle/repro/choose.py) instead of asking a spec what it holds.
+FAMILIES = ("kernels", "collectives")
+
+
+def family_of(data: dict) -> str:
+    """The family of a spec's JSON form (a stored spec.json, before it is loaded)."""
+    return "collectives" if data.get("collective") else "kernels"
+
+
 @dataclass
 class KernelSpec:
     blocks: dict  # constexpr block size per axis, {"M": 32, "N": 64, "K": 16}
@@ -55,6 +66,11 @@ class KernelSpec:
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=1, sort_keys=True)
+
+    @property
+    def family(self) -> str:
+        """The kernel family (FAMILIES): what the generator, renderer, run task and repro writer dispatch on."""
+        return family_of(self.to_json())
 
     def identity(self) -> dict:
         data = self.to_json()

@@ -1,1 +1,1 @@
-"""Run and judge: compile (and later execute) a spec, and decide its verdict."""
+"""Run and judge: compile and run a spec, compare with the PyTorch reference, give the verdict, write the repro."""

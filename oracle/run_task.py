@@ -29,6 +29,10 @@ from .inputs import make_inputs
 from .planted import PLANTS, mutate_ir, mutate_source
 from .tolerance import table_for
 
+# the run tasks of the other kernel families (gfxhound.spec.FAMILIES), each with run_interpret, prepare_device
+# and launch_device; single-rank kernels are this module's own
+FAMILY_TASKS = {"collectives": collective_task}
+
 RERUNS = 3
 
 
@@ -140,8 +144,8 @@ def run_interpret(task: dict) -> dict:
     task_dir = Path(task["task_dir"])
     try:
         spec, caps, rendered = _setup(task)
-        if spec.collective:
-            return collective_task.run_interpret(task, spec, rendered)
+        if spec.family in FAMILY_TASKS:  # another family's run task
+            return FAMILY_TASKS[spec.family].run_interpret(task, spec, rendered)
         kernel = load_kernel(rendered.source, task_dir / "kernel.py", rendered.kernel_name)
         try:
             expected = reference(spec, caps, "interpret")
@@ -165,8 +169,8 @@ def prepare_device(task: dict) -> dict:
     task_dir = Path(task["task_dir"])
     try:
         spec, caps, rendered = _setup(task, ir_stage=True)
-        if spec.collective:
-            return collective_task.prepare_device(task, spec, rendered)
+        if spec.family in FAMILY_TASKS:  # another family's run task
+            return FAMILY_TASKS[spec.family].prepare_device(task, spec, rendered)
         kernel = load_kernel(rendered.source, task_dir / "kernel.py", rendered.kernel_name)
         try:
             expected = reference(spec, caps, "device", task.get("device_kind", "cuda"))
@@ -251,8 +255,8 @@ def launch_device(task: dict) -> dict:
     try:
         # an IR-edit plant's edited kernel sits in the shared cache under the unedited source's key: launch that
         spec, caps, rendered = _setup(task, ir_stage=True)
-        if spec.collective:
-            return collective_task.launch_device(task, spec, rendered)
+        if spec.family in FAMILY_TASKS:  # another family's run task
+            return FAMILY_TASKS[spec.family].launch_device(task, spec, rendered)
         kernel = load_kernel(rendered.source, task_dir / "kernel_gpu.py", rendered.kernel_name)
         expected = task["expected"]
     except Exception:  # noqa: BLE001

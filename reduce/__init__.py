@@ -1,1 +1,1 @@
-"""Reduce a finding to its smallest repro (spec level, TTGIR, LLVM IR). Built in issue #4."""
+"""Reduce a finding to its smallest repro at the layer where the bug is: the spec, TTIR/TTGIR, LLVM IR, a script."""

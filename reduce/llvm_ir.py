@@ -19,6 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gfxhound.corpus_store.layout import REDUCE_LOG, REDUCE_RECORD, REDUCED_LL
 from gfxhound.compat import llc_command, llc_verify
 
 TEST_SCRIPT = '''"""gfxhound interestingness test (written by gfxhound.reduce.llvm_ir): exit 0 = keep the candidate."""
@@ -148,7 +149,7 @@ def reduce_ir(source: Path, prop: dict, work: Path, llvm_reduce="llvm-reduce", j
     if not _interesting(test, start_copy, prop.get("timeout", 60)):
         raise ReduceError("the input does not show the property with this llc (signature or instruction "
                           "differs): nothing to reduce; check the llc version and the target")
-    out = work / "reduced.ll"
+    out = work / REDUCED_LL
     cmd = [llvm_reduce, f"--test={sys.executable}", f"--test-arg={test}", f"-j={max(1, jobs)}",
            "-o", str(out), str(start_copy)]
     key = _key(prop, start_copy) if prop["kind"] == "signature" else None
@@ -165,7 +166,7 @@ def reduce_ir(source: Path, prop: dict, work: Path, llvm_reduce="llvm-reduce", j
             raise ReduceError("the shell form of the interestingness test rejects the input (report this)")
         cmd = [llvm_reduce, f"--test={shell}", f"-j={max(1, jobs)}", "-o", str(out), str(start_copy)]
     started = time.time()
-    with open(work / "reduce.log", "w") as logfile:
+    with open(work / REDUCE_LOG, "w") as logfile:
         try:
             subprocess.run(cmd, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired:
@@ -178,10 +179,10 @@ def reduce_ir(source: Path, prop: dict, work: Path, llvm_reduce="llvm-reduce", j
     if prop["kind"] == "signature":
         command += ["-verify-machineinstrs", "-filetype=null"] + (["-fp-contract=fast"] if prop["fp_contract"]
                                                                  else [])
-    command.append("reduced.ll")
+    command.append(REDUCED_LL)
     result = IrReduction("llvm-ir", prop, _lines(start_copy), _lines(out), round(time.time() - started, 2),
                          command, {"llvm-reduce": _tool_version(llvm_reduce), "llc": _tool_version(prop["llc"])})
-    (work / "reduce.json").write_text(json.dumps(result.to_json(), indent=1))
+    (work / REDUCE_RECORD).write_text(json.dumps(result.to_json(), indent=1))
     if log:
         log(f"llvm IR: {result.lines_before} -> {result.lines_after} lines in {result.seconds} s")
     return result

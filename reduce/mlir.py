@@ -25,6 +25,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gfxhound.corpus_store.layout import REDUCE_LOG, REDUCE_RECORD
+
 from .llvm_ir import ReduceError
 
 # the stage a failure happened in -> the IR file that stage consumed
@@ -161,7 +163,7 @@ def reduce_mlir(source: Path, prop: dict, work: Path, cvise="cvise", jobs=2, tim
     cmd = [cvise, "--n", str(max(1, jobs)), "--timeout", str(int(prop.get("timeout", 120)) + 30),
            "--pass-group-file", str(passes), "--not-c", "--tidy", str(test), name]
     started = time.time()
-    with open(work / "reduce.log", "w") as logfile:
+    with open(work / REDUCE_LOG, "w") as logfile:
         try:
             subprocess.run(cmd, cwd=work, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired:
@@ -175,7 +177,7 @@ def reduce_mlir(source: Path, prop: dict, work: Path, cvise="cvise", jobs=2, tim
     command = ["python3", "command.py"]
     result = MlirReduction(ext, prop, _lines(work / f"input.{ext}"), _lines(out), round(time.time() - started, 2),
                            command, {"cvise": _version(cvise), "triton": prop["toolchain"]})
-    (work / "reduce.json").write_text(json.dumps(result.to_json(), indent=1))
+    (work / REDUCE_RECORD).write_text(json.dumps(result.to_json(), indent=1))
     if log:
         log(f"{ext}: {result.lines_before} -> {result.lines_after} lines in {result.seconds} s")
     return result

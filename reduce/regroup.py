@@ -3,7 +3,7 @@
 Why: a miscompile has no message, so its provisional signature is the target and the op multiset of the random
 kernel that showed it, and one bug found through four kernels is four findings. Once reduced, what is left is what
 the bug needs; two findings whose reduced kernels have the same shape are one bug: the later one is folded into
-the earlier (gfxhound/corpus_fold.py), its id kept as an alias.
+the earlier (gfxhound/corpus_store/fold.py), its id kept as an alias.
 
 The shape: the target, the reduced kernel's op *families* from the registry (``math`` for ``tl.abs`` and
 ``tl.log`` alike: the reduction keeps one op of the family the bug needs, not always the same one) and its control
@@ -11,7 +11,6 @@ structure (loops, branches). Element types stay out: the reduction does not alwa
 """
 from __future__ import annotations
 
-import json
 
 from gfxhound.fuzz.ops import REGISTRY
 from gfxhound.fuzz.render import render
@@ -38,14 +37,13 @@ def reduced_shape(corpus, signature: str) -> "str | None":
     """The shape of a finding's reduced kernel, computed now (a shape definition may change after reduction)."""
     from gfxhound.fuzz.capabilities import Capabilities
     from gfxhound.spec import KernelSpec
-    reduced = corpus.path(signature) / "reduced" / "spec"
-    examples = corpus.example_dirs(signature)
-    if not (reduced / "spec.json").exists() or not examples:
+    reduced = corpus.reduction(signature, "spec")
+    examples = corpus.examples(signature)
+    if not reduced.spec or not examples:
         return None
     try:
-        run = json.loads((examples[0] / "run.json").read_text())
-        caps = Capabilities.from_json(json.loads((examples[0] / "caps.json").read_text()))
-        return shape_of(KernelSpec.loads((reduced / "spec.json").read_text()), caps, run["target"])
+        return shape_of(KernelSpec.from_json(reduced.spec), Capabilities.from_json(examples[0].caps),
+                        examples[0].run["target"])
     except (FileNotFoundError, ValueError, KeyError):
         return None
 
@@ -53,7 +51,7 @@ def reduced_shape(corpus, signature: str) -> "str | None":
 def regroup(corpus, signature: str, shape: str) -> "tuple[str, list[str]]":
     """Fold every other miscompile whose reduced kernel has `shape` together with `signature`: all into the one
     first seen. Returns (the id that remains, the ids folded into it)."""
-    from gfxhound.corpus_fold import absorb
+    from gfxhound.corpus_store.fold import absorb
     from gfxhound.corpus_store import CorpusError
     found = {f.signature: f for f in corpus.findings()}
     same = [signature] + [s for s, f in found.items() if s != signature and f.verdict == "miscompile"

@@ -17,6 +17,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from gfxhound.corpus_store.layout import REDUCE_LOG
+
 from .llvm_ir import ReduceError
 
 PASS_GROUP = {"first": [{"pass": "blank"}],
@@ -28,6 +30,7 @@ TEST_SCRIPT = '''#!{python}
 import re
 import subprocess
 import sys
+
 try:
     proc = subprocess.run([{target_python!r}, {name!r}], capture_output=True, text=True, timeout={timeout})
 except subprocess.TimeoutExpired:
@@ -84,7 +87,7 @@ def reduce_script(script: Path, expect: str, python: str = sys.executable, cvise
         (work / "passes.json").write_text(json.dumps(PASS_GROUP))
         cmd = [cvise, "--n", str(max(1, jobs)), "--timeout", str(int(test_timeout) + 30), "--pass-group-file",
                str(work / "passes.json"), "--not-c", "--tidy", str(test), name]
-        with open(work / "reduce.log", "w") as logfile:
+        with open(work / REDUCE_LOG, "w") as logfile:
             try:
                 subprocess.run(cmd, cwd=work, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s,
                                check=False)

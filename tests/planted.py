@@ -8,7 +8,7 @@ from gfxhound.corpus_store import Corpus
 from gfxhound.fuzz.capabilities import Capabilities, assume_all
 from gfxhound.fuzz.generate import spec_stream
 from gfxhound.fuzz.render import render
-from gfxhound.oracle.exec_repro import render_exec_repro
+from gfxhound.oracle.repro.execute import render_exec_repro
 from gfxhound.oracle.inputs import make_inputs
 from gfxhound.oracle.limitations import INTERPRETER_PRECISIONS, excluded_features
 from gfxhound.oracle.planted import PLANTS, mutate_source

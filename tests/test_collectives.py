@@ -176,7 +176,7 @@ def test_a_collective_repro_runs_standalone_and_tells_right_from_wrong(tmp_path)
     from gfxhound.fuzz.capabilities import Capabilities
     from gfxhound.fuzz.render import render
     from gfxhound.oracle.collective import case_of
-    from gfxhound.oracle.collective_repro import render_collective_repro
+    from gfxhound.oracle.repro.collective import render_collective_repro
     caps = Capabilities("3.9.0", "gfx942", features=["exclude:collective:later-waits", "exclude:dtype:bf16"])
     spec = _draw(3, caps=caps, patterns=["allreduce_atomic"])[0]
     rendered = render(spec, caps)

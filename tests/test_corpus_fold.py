@@ -1,4 +1,4 @@
-"""Folding findings (gfxhound/corpus_fold.py), re-keying a corpus (gfxhound/corpus_migrate.py) and regrouping
+"""Folding findings (gfxhound/corpus_store/fold.py), re-keying a corpus (gfxhound/corpus_store/migrate.py) and regrouping
 reduced wrong results (reduce/regroup.py): nothing counted twice, nothing lost, old ids resolve, a killed fold
 completes."""
 import json
@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from gfxhound.corpus_fold import absorb, finish_pending
-from gfxhound.corpus_migrate import migrate
+from gfxhound.corpus_store.fold import absorb, finish_pending
+from gfxhound.corpus_store.migrate import migrate
 from gfxhound.corpus_store import Corpus, CorpusError
 from gfxhound.fuzz.forced import forced
 from gfxhound.oracle.memory_model import TABLES

@@ -31,7 +31,7 @@ from gfxhound.corpus_store import Corpus  # noqa: E402
 from gfxhound.fuzz.capabilities import assume_all  # noqa: E402
 from gfxhound.fuzz.pairs import variant  # noqa: E402
 from gfxhound.fuzz.render import render  # noqa: E402
-from gfxhound.oracle.exec_repro import disagreements  # noqa: E402
+from gfxhound.oracle.repro.execute import disagreements  # noqa: E402
 from gfxhound.oracle.inputs import make_inputs  # noqa: E402
 from gfxhound.oracle.planted import mutate_source, spec_stream  # noqa: E402
 from gfxhound.oracle.run_task import reference  # noqa: E402
@@ -151,7 +151,7 @@ def test_both_members_of_a_launch_pair_have_the_same_data_and_reference(kind):
 def test_a_repro_says_when_its_data_disagree_with_the_message():
     """The repro renderer checks the quoted values against what it embeds and says so in the repro when they
     differ (a harness bug must not pass as a finding's evidence)."""
-    from gfxhound.oracle.exec_repro import render_exec_repro
+    from gfxhound.oracle.repro.execute import render_exec_repro
     caps = assume_all("gfx942")
     spec = next(spec_stream(PLANT, 8))
     expected = reference(spec, caps, "interpret")

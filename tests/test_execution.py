@@ -14,7 +14,7 @@ from gfxhound.fuzz.capabilities import assume_all  # noqa: E402
 from gfxhound.fuzz.render import render  # noqa: E402
 from gfxhound.oracle.compare import runs_agree  # noqa: E402
 from gfxhound.oracle.evaluate import UndefinedBehaviour, evaluate  # noqa: E402
-from gfxhound.oracle.exec_repro import render_exec_repro  # noqa: E402
+from gfxhound.oracle.repro.execute import render_exec_repro  # noqa: E402
 from gfxhound.oracle.inputs import make_inputs  # noqa: E402
 from gfxhound.oracle.judge import judge_execute  # noqa: E402
 from gfxhound.oracle.planted import PLANTS, mutate_source, spec_stream  # noqa: E402

@@ -2,7 +2,7 @@
 corpus migration that re-keys findings recorded under the previous normaliser without losing any history."""
 import json
 
-from gfxhound.corpus_migrate import migrate
+from gfxhound.corpus_store.migrate import migrate
 from gfxhound.corpus_store import Corpus
 from gfxhound.families import groups, headline
 from gfxhound.fuzz.forced import forced

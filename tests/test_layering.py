@@ -115,7 +115,7 @@ def test_no_import_circles():
     assert not circles, circles
 
 
-EMBEDDED = ("signature", "llc_text", "compat")  # pasted, in this order, into every compile repro (fuzz/repro.py)
+EMBEDDED = ("signature", "llc_text", "compat")  # pasted, in this order, into every compile repro (oracle/repro/compile.py)
 
 
 def test_embedded_modules_need_only_the_standard_library():
@@ -140,3 +140,76 @@ def test_a_compile_campaign_never_imports_torch(tmp_path):
             "print('torch' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "False", out.stderr[-2000:]
+
+
+def test_every_package_is_in_the_wheel():
+    """A package pyproject.toml does not list is missing from a wheel install (pip install gfxhound), though an
+    editable install finds it: every folder with an __init__.py is listed."""
+    import tomllib
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {name for name, path in all_modules().items() if path.name == "__init__.py"}
+    assert packages - listed == set()
+
+
+CORPUS_NAMES = {"finding.json", "examples", "reduced", "bisect.json", "minimal.py", "run.json", "spec.json", "caps.json",
+                "repro.py", "output.txt", "reduced.ll", "reduce.json", "reduce.log", "verify.json", "aliases.json",
+                "toolchains", "llvm-ir", "draft"}
+# a layout of its own, not the corpus's: the perf kernel set (corpus/perfset/README.md)
+OWN_LAYOUTS = {"gfxhound.report.perf"}
+
+
+def test_corpus_file_names_are_spelled_only_by_the_corpus_store():
+    """A path built from a corpus name (`folder / "reduced" / "llvm-ir"`, `{"spec.json": ...}`) outside
+    gfxhound/corpus_store/ is a second owner of the layout: a layout change would miss it."""
+    spelled = []
+    for module, path in all_modules().items():
+        if module.startswith("gfxhound.corpus_store") or module in OWN_LAYOUTS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+                names = [node.right]
+            elif isinstance(node, ast.Dict):
+                names = [k for k in node.keys if isinstance(k, ast.Constant) and "." in str(k.value)]
+            spelled += [f"{module}:{n.lineno} {n.value!r}" for n in names
+                        if isinstance(n, ast.Constant) and n.value in CORPUS_NAMES]
+    assert spelled == []
+
+
+def test_repro_exit_codes_are_spelled_only_by_the_protocol():
+    """`returncode == 1` or `sys.exit(125)` outside gfxhound/protocol.py reads the repro protocol on its own."""
+    spelled = []
+    for module, path in all_modules().items():
+        if module == "gfxhound.protocol":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare) and any(isinstance(c, ast.Constant) and c.value == 125
+                                                     for c in node.comparators):
+                spelled.append(f"{module}:{node.lineno}")
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "exit" and any(
+                    isinstance(a, ast.Constant) and a.value == 125 for a in node.args):
+                spelled.append(f"{module}:{node.lineno}")
+    assert spelled == []
+
+
+def test_every_import_of_ours_names_a_module_that_exists():
+    """An import inside a function runs only when that path runs: a module moved into a subpackage whose
+    relative imports were not rewritten fails there, late. Resolve them all here."""
+    modules = all_modules()
+    missing = []
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package
+                    for _ in range(node.level - 1):
+                        anchor = anchor.rsplit(".", 1)[0]
+                    base = anchor + ("." + node.module if node.module else "")
+                if base.startswith("gfxhound") and base not in modules:
+                    missing.append(f"{module}:{node.lineno} {base}")
+            elif isinstance(node, ast.Import):
+                missing += [f"{module}:{node.lineno} {a.name}" for a in node.names
+                            if a.name.startswith("gfxhound") and a.name not in modules]
+    assert missing == []

@@ -80,7 +80,7 @@ def test_a_layout_findings_repro_compiles_the_mutated_ttgir(tmp_path, worker_env
     from gfxhound import compat
     from gfxhound.fuzz.layouts import mutate
     from gfxhound.fuzz.render import render
-    from gfxhound.fuzz.repro import render_repro
+    from gfxhound.oracle.repro.compile import render_repro
     from gfxhound.oracle.compile_task import load_kernel
     caps = assume_all("gfx942")
     rendered = render(ELEMENTWISE, caps)

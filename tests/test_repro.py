@@ -10,7 +10,7 @@ import pytest
 from gfxhound.corpus_store import Corpus
 from gfxhound.fuzz.capabilities import assume_all
 from gfxhound.fuzz.render import render
-from gfxhound.fuzz.repro import render_repro
+from gfxhound.oracle.repro.compile import render_repro
 from gfxhound.signature import summarise
 from gfxhound.spec import KernelSpec, Launch
 

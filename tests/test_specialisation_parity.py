@@ -59,7 +59,7 @@ def cases(tmp_path_factory):
         for env in (drawn, dict(unset, AMDGCN_USE_BUFFER_OPS="1"), dict(unset, AMDGCN_USE_BUFFER_OPS="0"), unset):
             out.append({"file": str(path), "kernel": rendered.kernel_name, "args": args, "env": env})
     (root / "cases.json").write_text(json.dumps(out))
-    # compat.py as repro scripts embed it (fuzz/repro.py): llc_text's names first, then compat without that import
+    # compat.py as repro scripts embed it (oracle/repro/compile.py): llc_text's names first, then compat without that import
     compat = re.sub(r"^from gfxhound\.llc_text import .*$", "", (ROOT / "gfxhound" / "compat.py").read_text(),
                     flags=re.M)
     (root / "compat_embedded.py").write_text((ROOT / "gfxhound" / "llc_text.py").read_text() + "\n" + compat)

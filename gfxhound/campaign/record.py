@@ -6,9 +6,10 @@ from pathlib import Path
 
 from gfxhound.fuzz.program import Features
 from gfxhound.fuzz.render import launch_options, render
-from gfxhound.fuzz.repro import render_repro
 from gfxhound.oracle.judge import defects, judge_compile, judge_execute
-from gfxhound.signature import MEMORY_MODEL_STAGE, environment_reason, family_key
+from gfxhound.oracle.repro import write_repro
+from gfxhound.corpus_store.layout import example_files
+from gfxhound.signature import environment_reason, family_key
 
 from .config import CampaignError
 from .stats import features_of
@@ -26,9 +27,8 @@ class Recording:
             return judge_compile(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec))
         counts = (outcome.get("features") or {}).get("ops") or render(spec, self.caps[arch]).features.ops
         ops = [name for name, count in sorted(counts.items()) for _ in range(count)]
-        family = "collectives" if spec.collective else "kernels"
         return judge_execute(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec), backend, ops,
-                             family)
+                             spec.family)
 
     def finish_one(self, pool, spec, arch, task, future):
         outcome = pool.outcome(task, future)
@@ -132,29 +132,14 @@ class Recording:
         label = forced(spec.launch.env, execution.target)
         if label:  # a knob forced a feature onto a target without it: real, but apart (fuzz/forced.py)
             execution.checks["forced"] = label
-        if spec.collective and execution.stage == "run":
-            repro = self._collective_repro(execution, spec, rendered)
-        elif execution.stage != MEMORY_MODEL_STAGE and (execution.verdict in ("miscompile", "nondeterministic") or (
-                execution.verdict == "runtime_fault" and self.config.backend != "compile")):
-            repro = self._exec_repro(execution, spec, rendered, caps)
-        else:
-            llc = self.config.llc if execution.stage == "llc-verify" else None
-            mutated = Path(task["task_dir"]) / "ir" / "kernel.mutated.ttgir"
-            ttgir = mutated.read_text() if (spec.pair or {}).get("kind") == "layout" and mutated.exists() else None
-            checker = None
-            if execution.stage == MEMORY_MODEL_STAGE:
-                import inspect
-
-                from gfxhound.oracle import memory_model
-                checker = inspect.getsource(memory_model)
-            repro = render_repro(rendered, execution.target, execution.to_json(), self.toolchain,
-                                 execution.spec_hash, timeout_s=int(self.config.timeout * 2), lld=self.config.lld,
-                                 llc=llc, ttgir=ttgir, memory_model_src=checker)
-        files = {"spec.json": spec.dumps(), "run.json": execution.dumps(), "caps.json": caps.dumps(),
-                 "repro.py": repro}
-        output = Path(task.get("stderr_path", ""))
-        if output.is_file():  # what the compiler printed: the finding's record, not the console (capped)
-            files["output.txt"] = output.read_bytes()[-OUTPUT_CAP:]
+        mutated = Path(task["task_dir"]) / "ir" / "kernel.mutated.ttgir"
+        ttgir = mutated.read_text() if (spec.pair or {}).get("kind") == "layout" and mutated.exists() else None
+        repro = write_repro(execution, spec, rendered, caps, backend=self.config.backend, toolchain=self.toolchain,
+                            timeout_s=int(self.config.timeout * 2), lld=self.config.lld, llc=self.config.llc,
+                            ttgir=ttgir, device_kind=self.gpus.kind if getattr(self, "gpus", None) else "")
+        output = Path(task.get("stderr_path", ""))  # what the compiler printed: the record, not the console
+        files = example_files(spec.dumps(), execution.dumps(), caps.dumps(), repro,
+                              output.read_bytes()[-OUTPUT_CAP:] if output.is_file() else None)
         finding, is_new = self.corpus.record(execution.to_json(), files, Path(task["task_dir"]) / "ir")
         if is_new:
             self.stats.new_signatures += 1
@@ -167,23 +152,3 @@ class Recording:
             "count_this_run": self.stats.findings.get(
                 finding.signature, {}).get("count_this_run", 0) + 1, "new": is_new or self.stats.findings.get(
                 finding.signature, {}).get("new", False)}
-
-
-    def _collective_repro(self, execution, spec, rendered):
-        """A collective's wrong result, lost signal or hang: the kernel, the case and the heap judge, standalone."""
-        from gfxhound.fuzz.collective.render import MAX_SPIN
-        from gfxhound.oracle.collective import case_of
-        from gfxhound.oracle.collective_repro import render_collective_repro
-        return render_collective_repro(rendered, spec, case_of(spec), execution.to_json(), MAX_SPIN,
-                                       timeout_s=int(self.config.timeout * 2))
-
-    def _exec_repro(self, execution, spec, rendered, caps):
-        """A wrong result's repro embeds the inputs and the reference's expected values (recomputed here: the
-        reference is deterministic and cheap next to a finding)."""
-        from gfxhound.oracle.exec_repro import render_exec_repro
-        from gfxhound.oracle.inputs import make_inputs
-        from gfxhound.oracle.run_task import reference
-        kind = self.gpus.kind if getattr(self, "gpus", None) is not None else ""
-        expected = reference(spec, caps, execution.backend, kind)
-        return render_exec_repro(rendered, spec, make_inputs(spec), expected, execution.to_json(),
-                                 timeout_s=int(self.config.timeout * 2))

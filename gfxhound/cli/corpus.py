@@ -23,8 +23,8 @@ def add_corpus(sub):
 
 
 def _migrate(corpus, dry_run):
-    """Re-key findings recorded under an older signature normaliser (gfxhound/corpus_migrate.py)."""
-    from gfxhound.corpus_migrate import migrate
+    """Re-key findings recorded under an older signature normaliser (gfxhound/corpus_store/migrate.py)."""
+    from gfxhound.corpus_store.migrate import migrate
     from gfxhound.fuzz.forced import forced
     from gfxhound.oracle.memory_model import TABLES
     report = migrate(corpus, TABLES.get, forced, corpus.root / "triage.json", dry_run=dry_run)
@@ -93,7 +93,7 @@ def cmd_corpus(args):
         return 0
     if not examples:
         raise UserError(f"finding {finding.signature} has no stored example to replay")
-    repro = examples[0] / "repro.py"
+    repro = corpus.examples(finding.signature)[0].repro
     env = dict(os.environ)
     if default_lld():
         env.setdefault("TRITON_HIP_LLD_PATH", default_lld())

@@ -56,13 +56,12 @@ def cmd_report(args):
     if finding.verdict not in ("ice", "timeout", "miscompile", "runtime_fault", "nondeterministic"):
         raise UserError(f"{finding.signature} is {finding.verdict}: only compiler bugs get drafts")
     upstream = {"triton": drafts.TRITON, "llvm": drafts.LLVM}.get(args.upstream)
-    folder = corpus.path(finding.signature)
-    if upstream == drafts.LLVM and not (folder / "reduced" / "llvm-ir" / "reduced.ll").exists():
+    if upstream == drafts.LLVM and not corpus.reduction(finding.signature, "llvm-ir").ll.exists():
         raise UserError(f"{finding.signature} has no reduced LLVM IR: run `gfxhound reduce {finding.signature[:8]} "
                         f"--level llvm-ir` first, or draft for Triton")
     env = {"TRITON_HIP_LLD_PATH": default_lld()} if default_lld() else {}
     draft = drafts.build(corpus, finding, upstream, python=os.path.abspath(args.python), timeout=args.timeout, env=env)
-    path = drafts.write(draft, Path(args.out) if args.out else folder / "draft")
+    path = drafts.write(draft, Path(args.out) if args.out else corpus.draft_dir(finding.signature))
     if args.json:
         print(json.dumps({"signature": finding.signature, "upstream": draft.upstream, "title": draft.title,
                           "reproduced": draft.reproduced, "check": draft.check, "draft": str(path),

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gfxhound.corpus_store.layout import REDUCED_LL, REPRO_FILE
 from gfxhound.atomic import write_atomic
 from gfxhound.protocol import ABSENT, PRESENT, outcome
 from gfxhound.report.scrub import Scrubber
@@ -52,9 +53,10 @@ class Draft:
         return f"<!-- upstream: {self.upstream} -->\n# {self.title}\n\n{self.body}"
 
 
-def choose_upstream(finding, folder: Path) -> str:
+def choose_upstream(corpus, finding) -> str:
     """LLVM when the bug reproduces with plain llc on a reduced .ll (the AMDGPU backend alone), else Triton."""
-    return LLVM if (folder / "reduced" / "llvm-ir" / "reduced.ll").exists() and finding.verdict == "ice" else TRITON
+    return LLVM if corpus.reduction(finding.signature, "llvm-ir").ll.exists() and finding.verdict == "ice" \
+        else TRITON
 
 
 def _constants(repro_text: str) -> dict:
@@ -133,12 +135,9 @@ def _tail(text: str, lines: int = 25) -> str:
     return "\n".join(kept[-lines:])
 
 
-def _bisection(folder: Path) -> str:
-    newest_first = [folder / "bisect.json"] + sorted(folder.glob("bisect.*.json"), reverse=True,
-                                                     key=lambda p: int(p.suffixes[0][1:]))
+def _bisection(newest_first: "list[dict]") -> str:
     records, kinds = [], set()
-    for path in (p for p in newest_first if p.exists()):
-        record = json.loads(path.read_text())
+    for record in newest_first:
         if record.get("kind") not in kinds:  # the newest of each kind; older ones were superseded
             kinds.add(record.get("kind"))
             records.append(record)
@@ -200,12 +199,11 @@ def _related(corpus, finding) -> list:
 
 def build(corpus, finding, upstream: str | None = None, python: str = sys.executable, timeout: float = 600,
           env: dict | None = None) -> Draft:
-    folder = corpus.path(finding.signature)
-    upstream = upstream or choose_upstream(finding, folder)
+    upstream = upstream or choose_upstream(corpus, finding)
     scrub = Scrubber({corpus.root: "corpus"})
     if upstream == TRITON:
         env = dict(env or {}, GFXHOUND_CHECKED_WITH=_triton_version(python))
-    draft = (_llvm if upstream == LLVM else _triton)(corpus, finding, folder, python, timeout, env or {})
+    draft = (_llvm if upstream == LLVM else _triton)(corpus, finding, python, timeout, env or {})
     draft.title, draft.body, draft.check = scrub(draft.title), scrub(draft.body), scrub(draft.check)
     draft.attachments = {k: scrub(v) for k, v in draft.attachments.items()}
     draft.leaks = scrub.leaks(draft.markdown() + "".join(draft.attachments.values()))
@@ -224,19 +222,19 @@ def _short(message: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
 
 
-def _triton(corpus, finding, folder, python, timeout, env) -> Draft:
-    examples = corpus.example_dirs(finding.signature)
-    spec_dir = folder / "reduced" / "spec"
-    repro_path = (spec_dir / "repro.py") if (spec_dir / "repro.py").exists() else examples[0] / "repro.py"
+def _triton(corpus, finding, python, timeout, env) -> Draft:
+    examples = corpus.examples(finding.signature)
+    reduced = corpus.reduction(finding.signature, "spec")
+    repro_path = reduced.repro if reduced.repro.exists() else examples[0].repro
     repro_text = repro_path.read_text()
     consts = _constants(repro_text)
     arch = consts.get("ARCH") or finding.targets[0]
-    minimal = folder / "minimal.py"
-    attachments = {"repro.py": repro_text}
+    minimal = corpus.minimal(finding.signature)
+    attachments = {REPRO_FILE: repro_text}
     if finding.verdict in ("miscompile", "runtime_fault", "nondeterministic"):
-        code = minimal.read_text() if minimal.exists() else (spec_dir / "kernel.py").read_text() \
-            if (spec_dir / "kernel.py").exists() else consts.get("KERNEL") or _kernel_source(repro_text)
-        interpret = "interpret" in json.dumps(json.loads((examples[0] / "run.json").read_text()).get("backend", ""))
+        code = minimal.read_text() if minimal.exists() else reduced.kernel.read_text() \
+            if reduced.kernel.exists() else consts.get("KERNEL") or _kernel_source(repro_text)
+        interpret = "interpret" in json.dumps(examples[0].run.get("backend", ""))
         check_script = minimal if minimal.exists() else repro_path
         argv = [python, check_script.name] + (["--interpret"] if interpret and not minimal.exists() else [])
         code_rc, out, _ = _run(argv, check_script.parent, timeout, env)
@@ -266,7 +264,7 @@ def _triton(corpus, finding, folder, python, timeout, env) -> Draft:
                         f"and scope.\n\nActual:\n```\n{_tail(out, 12)}\n```")
             ub = ""
     else:
-        kernel = (spec_dir / "kernel.py").read_text() if (spec_dir / "kernel.py").exists() \
+        kernel = reduced.kernel.read_text() if reduced.kernel.exists() \
             else _kernel_source(repro_text)
         code = triton_snippet(kernel, consts)
         with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
@@ -294,7 +292,7 @@ def _triton(corpus, finding, folder, python, timeout, env) -> Draft:
         f"Checked before this draft was written: {check}" + ("" if reproduced else
                                                               " **(did not reproduce here: check by hand)**"), "",
         "## Expected vs actual", expected, ub,
-        "## Bisection", _bisection(folder), "",
+        "## Bisection", _bisection(corpus.bisections(finding.signature)), "",
         "## Environment", _environment(corpus, finding, [f"Python {sys.version.split()[0]}, "
                                                          f"{sys.platform}", *_related(corpus, finding)]), "",
         "## How this was found",
@@ -304,17 +302,16 @@ def _triton(corpus, finding, folder, python, timeout, env) -> Draft:
     return Draft(TRITON, title, body, reproduced, check, attachments)
 
 
-def _llvm(corpus, finding, folder, python, timeout, env) -> Draft:
-    reduced = folder / "reduced" / "llvm-ir"
-    ll = (reduced / "reduced.ll").read_text()
-    info = json.loads((reduced / "reduce.json").read_text())
+def _llvm(corpus, finding, python, timeout, env) -> Draft:
+    reduced = corpus.reduction(finding.signature, "llvm-ir")
+    ll, info = reduced.ll.read_text(), reduced.record
     command = list(info["command"])
     llc = command[0] if Path(command[0]).exists() else "llc"
     flags = [a for a in command[1:-1]]
     arch = next((a.split("=", 1)[1] for a in flags if a.startswith("-mcpu=")), finding.targets[0])
     with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
-        (Path(tmp) / "reduced.ll").write_text(ll)
-        rc, out, ended = _run([llc, *flags, "reduced.ll"], tmp, timeout)
+        (Path(tmp) / REDUCED_LL).write_text(ll)
+        rc, out, ended = _run([llc, *flags, REDUCED_LL], tmp, timeout)
         version = _run([llc, "--version"], tmp, 60)[1]
     first = next((line for line in out.splitlines() if "LLVM ERROR" in line or "Assertion" in line), "")
     reproduced = bool(rc != 0 and first and normalise(first.strip()) in finding.normalised)
@@ -330,7 +327,7 @@ def _llvm(corpus, finding, folder, python, timeout, env) -> Draft:
         f"Checked before this draft was written: {check}" + ("" if reproduced else
                                                               " **(did not reproduce here: check by hand)**"), "",
         "## Output", f"```\n{_tail(out, 30)}\n```", "",
-        "## Bisection", _bisection(folder), "",
+        "## Bisection", _bisection(corpus.bisections(finding.signature)), "",
         "## Environment",
         f"- llc: {('LLVM ' + llvm_version.group(1)) if llvm_version else 'unknown'} "
         f"({'assertions on' if 'Optimized build with assertions' in version else 'release build'})",
@@ -338,7 +335,7 @@ def _llvm(corpus, finding, folder, python, timeout, env) -> Draft:
         "## How this was found",
         f"Found by a fuzzer (gfxhound) on Triton-generated AMDGPU IR; reduced automatically ({info.get('lines_before')}"
         f" -> {info.get('lines_after')} lines) with `llvm-reduce`. Not yet checked against llvm-project main."])
-    return Draft(LLVM, title, body, reproduced, check, {"reduced.ll": ll})
+    return Draft(LLVM, title, body, reproduced, check, {REDUCED_LL: ll})
 
 
 def write(draft: Draft, out_dir: Path) -> Path:

@@ -136,14 +136,14 @@ class Night:
     def reproduce(self, corpus, finding) -> int:
         """How many of k runs of the finding's first repro show the bug (exit 1)."""
         from gfxhound.protocol import PRESENT, run_repro
-        examples = corpus.example_dirs(finding.signature)
+        examples = corpus.examples(finding.signature)
         if not examples:
             return 0
         env = self.c.env
         extra = ["--interpret"] if self.c.backend == "interpret" else []
         hits = 0
         for _ in range(self.c.reproductions):  # a run that does not end did not show the bug
-            hits += run_repro(Path(sys.executable), examples[0] / "repro.py", self.c.stage_timeout, None, env,
+            hits += run_repro(Path(sys.executable), examples[0].repro, self.c.stage_timeout, None, env,
                               extra)[0] == PRESENT
         return hits
 

@@ -83,7 +83,7 @@ def render_set(set_dir: Path, arch: str | None = None) -> list:
 
 
 def driver_source() -> str:
-    from gfxhound.fuzz.repro import _EMBEDDED
+    from gfxhound.oracle.repro.compile import _EMBEDDED
     return "\n".join([_EMBEDDED["llc_text"], _EMBEDDED["compat"], DRIVER])
 
 

@@ -22,10 +22,7 @@ CLOSED = ("fixed", "invalid", "wontfix")
 
 
 def repros(corpus, finding) -> list:
-    folder = corpus.path(finding.signature)
-    found = [folder / "minimal.py", folder / "reduced" / "spec" / "repro.py"]
-    found += [e / "repro.py" for e in corpus.example_dirs(finding.signature)]
-    return [p for p in found if p.exists()]
+    return corpus.repros(finding.signature)
 
 
 @dataclass

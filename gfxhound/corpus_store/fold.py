@@ -13,10 +13,13 @@ from __future__ import annotations
 import os
 import shutil
 
-from gfxhound.corpus_store import Corpus, CorpusError, Finding, _fsync_dir
+from gfxhound.atomic import fsync_dir
+
+from .finding import CorpusError, Finding
+from .layout import ALIASES_DIR, EXAMPLES, FINDING_FILE
 
 
-def absorb(corpus: Corpus, source: str, into: str, finding: "Finding | None" = None) -> Finding:
+def absorb(corpus, source: str, into: str, finding: "Finding | None" = None) -> Finding:
     """Fold finding `source` into `into`: counts summed, sets unioned, examples moved (an example of a spec
     `into` already has, and every other file of `source` (reduced/, bisect.json, verify.json, drafts) go to
     `<into>/aliases/<source>/`), `source` and its aliases kept as aliases. `finding`: what `into` starts as when
@@ -28,14 +31,14 @@ def absorb(corpus: Corpus, source: str, into: str, finding: "Finding | None" = N
         return _absorb(corpus, source, into, finding)
 
 
-def finish_pending(corpus: Corpus) -> "list[str]":
+def finish_pending(corpus) -> "list[str]":
     """Complete the folds a killed process left half done (findings carrying a tombstone)."""
     done = []
     if not corpus.root.is_dir():
         return done
     with corpus._locked():
         for path in sorted(corpus.root.iterdir()):
-            f = corpus._load(path.name) if (path / "finding.json").is_file() else None
+            f = corpus._load(path.name) if (path / FINDING_FILE).is_file() else None
             if f is not None and f.absorbed_into:
                 _absorb(corpus, f.signature, f.absorbed_into, None)
                 done.append(f.signature)
@@ -60,12 +63,12 @@ def _absorb(corpus, source, into, finding):
     have = set(corpus._disk_examples(into))  # 2: the examples, then everything else the source holds
     for ex in corpus._disk_examples(source):
         if ex not in have:
-            (dst_dir / "examples").mkdir(exist_ok=True)
-            os.rename(src_dir / "examples" / ex, dst_dir / "examples" / ex)
-    rest = [p for p in src_dir.iterdir() if p.name not in ("finding.json", "examples")] if src_dir.is_dir() else []
-    if (src_dir / "examples").is_dir():
-        rest += list((src_dir / "examples").iterdir())  # an example of a spec `into` already has
-    keep = dst_dir / "aliases" / source
+            (dst_dir / EXAMPLES).mkdir(exist_ok=True)
+            os.rename(src_dir / EXAMPLES / ex, dst_dir / EXAMPLES / ex)
+    rest = [p for p in src_dir.iterdir() if p.name not in (FINDING_FILE, EXAMPLES)] if src_dir.is_dir() else []
+    if (src_dir / EXAMPLES).is_dir():
+        rest += list((src_dir / EXAMPLES).iterdir())  # an example of a spec `into` already has
+    keep = dst_dir / ALIASES_DIR / source
     for p in rest:
         keep.mkdir(parents=True, exist_ok=True)
         os.rename(p, keep / (p.name if p.parent == src_dir else f"examples-{p.name}"))
@@ -88,5 +91,5 @@ def _absorb(corpus, source, into, finding):
     dst.examples += [e for e in corpus._disk_examples(into) if e not in dst.examples]
     corpus._save(dst)
     shutil.rmtree(src_dir, ignore_errors=True)  # 4: the source, last
-    _fsync_dir(corpus.root)
+    fsync_dir(corpus.root)
     return dst

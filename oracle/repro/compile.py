@@ -7,11 +7,16 @@ Bisection, verification and reduction all run it.
 """
 from __future__ import annotations
 
+from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
+
 import inspect
 import pprint
 import re
 
 from gfxhound import compat, llc_text, signature
+
+_EXIT_CODES = {"exit_absent": EXIT_ABSENT, "exit_present": EXIT_PRESENT,
+               "exit_cannot_test": EXIT_CANNOT_TEST}
 
 TEMPLATE = '''#!/usr/bin/env python3
 """gfxhound repro {spec_hash} for {arch}: {verdict} in stage '{stage}'.
@@ -29,6 +34,9 @@ import subprocess
 import sys
 import tempfile
 
+# the repro protocol (gfxhound/protocol.py): what this script's exit says
+EXIT_ABSENT, EXIT_PRESENT, EXIT_CANNOT_TEST = {exit_absent}, {exit_present}, {exit_cannot_test}
+CHILD_WRONG, CHILD_MEMORY_MODEL = 3, 4  # between this script and the child it spawns
 EXPECTED = {expected}
 ARCH = {arch!r}
 OPTIONS = {options}
@@ -68,7 +76,7 @@ def child():
         for violation in report.violations:  # the defect's key, then the full message
             print(MEMORY_MODEL_MARK, memory_model_key(violation.message(), report.table), "|", violation.message())
         if report.violations:
-            sys.exit(4)
+            sys.exit(CHILD_MEMORY_MODEL)
     llc = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--llc=")), LLC)
     if llc:
         with tempfile.TemporaryDirectory() as tmp:
@@ -79,10 +87,10 @@ def child():
                                       bool(getattr(compiled.metadata, "enable_fp_fusion", True)))
         if status in ("unparsable", "unsupported"):
             print(f"gfxhound-cannot-test: {{llc}} cannot test this IR ({{status}})", file=sys.stderr)
-            sys.exit(125)
+            sys.exit(EXIT_CANNOT_TEST)
         if status != "ok":
             print(text, file=sys.stderr)
-            sys.exit(3)
+            sys.exit(CHILD_WRONG)
 
 
 def main():
@@ -91,7 +99,7 @@ def main():
             import triton  # noqa: F401
         except Exception as exc:  # noqa: BLE001
             print(f"gfxhound-cannot-test: triton does not import: {{exc}}", file=sys.stderr)
-            sys.exit(125)
+            sys.exit(EXIT_CANNOT_TEST)
         child()
         return 0
     env = dict(os.environ)
@@ -113,19 +121,19 @@ def main():
     if ended is None:
         if code == 0:
             print("bug absent: the kernel compiled")
-            return 0
-        if code == 125 or "gfxhound-cannot-test" in text:
+            return EXIT_ABSENT
+        if code == EXIT_CANNOT_TEST or "gfxhound-cannot-test" in text:
             print("cannot test: triton is missing or broken here")
-            return 125
-        if code == 4 and MEMORY_MODEL_SRC:
+            return EXIT_CANNOT_TEST
+        if code == CHILD_MEMORY_MODEL and MEMORY_MODEL_SRC:
             found = sorted({{line.split(MEMORY_MODEL_MARK, 1)[1].split("|", 1)[0].strip()
                             for line in text.splitlines() if line.startswith(MEMORY_MODEL_MARK)}})
             if EXPECTED["normalised"] in found:  # the defect is among those found; others may be there too
                 print(f"bug present: memory-model violation: {{EXPECTED['normalised']}}")
-                return 1
+                return EXIT_PRESENT
             print(f"cannot test: other memory-model violations ({{'; '.join(found)[:200]}})")
-            return 125
-        if code == 3 and f"{{STAGE_MARK}} {{LLC_STAGE}}" in text:
+            return EXIT_CANNOT_TEST
+        if code == CHILD_WRONG and f"{{STAGE_MARK}} {{LLC_STAGE}}" in text:
             ended = "timeout" if "llc did not finish" in text else LLC_ENDED
         elif code is not None and code < 0:
             ended = f"signal:{{-code}}"
@@ -136,9 +144,9 @@ def main():
     got = summarise(text, ended)
     if got["signature"] == EXPECTED["signature"]:
         print(f"bug present: {{got['verdict']}} in {{got['stage'] or '?'}}: {{got['message'][:200]}}")
-        return 1
+        return EXIT_PRESENT
     print(f"cannot test: a different failure ({{got['verdict']}} in {{got['stage'] or '?'}}: {{got['message'][:200]}})")
-    return 125
+    return EXIT_CANNOT_TEST
 
 
 if __name__ == "__main__":
@@ -162,7 +170,7 @@ def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash:
     kernel_src = "    import triton\n    import triton.language as tl\n" + "\n".join(
         ("    " + line) if line.strip() else "" for line in kernel_body.strip("\n").splitlines())
     keep = {k: expected[k] for k in ("signature", "verdict", "stage", "normalised")}
-    return TEMPLATE.format(
+    return TEMPLATE.format(**_EXIT_CODES, 
         spec_hash=spec_hash, arch=arch, verdict=expected["verdict"], stage=expected.get("stage", ""),
         toolchain=toolchain, normalised=expected.get("normalised", "")[:300], lld=lld,
         expected=pprint.pformat(keep), options=repr(rendered.options), env=repr(rendered.env),

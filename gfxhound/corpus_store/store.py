@@ -13,34 +13,33 @@ is by construction garbage once the lock is free (writers only create temp entri
 import fcntl
 import json
 import os
-import re
 import shutil
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gfxhound.atomic import fsync_dir, write_atomic, write_synced
+from gfxhound.atomic import fsync_dir, install_dir, write_atomic, write_synced
 
-FINDING_FORMAT = 2  # 2: aliases, configuration, normaliser, split_from, absorbed_into (format 1 reads as defaults)
-_OPTIONAL = {"aliases": list, "configuration": lambda: "default", "normaliser": lambda: 0, "split_from": list,
-             "absorbed_into": lambda: ""}
-ALIASES_FILE = "aliases.json"  # <root>/aliases.json: {"format": 1, "aliases": {old id: id it was folded into}}
-_NAME = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*")
+from .merge import merge
+from .finding import CorpusError, Finding
+from .layout import (ALIASES_DIR, ALIASES_FILE, BISECT_FILE, EXAMPLES, FINDING_FILE, LOCK_FILE, MINIMAL_FILE, NAME, REDUCED,
+                     TOOLCHAINS, VERIFY_FILE, DRAFT_DIR, Example, Reduction, is_temp)
+
 _REQUIRED = ("signature", "verdict", "stage", "spec_hash", "target", "toolchain")
 
 
-class CorpusError(Exception):
-    """A problem the user has to act on; str() is a one-line message naming the path involved."""
+_is_temp = is_temp
 
 
-def _is_temp(name):
-    return ".tmp-" in name  # ours are ".tmp-<name>.<pid>"; "finding.json.tmp-1" style strays count too
+def _numbered(name: str, n) -> str:
+    """bisect.json -> bisect.<n>.json: where an earlier record is kept when a newer one replaces it."""
+    stem, ext = name.rsplit(".", 1)
+    return f"{stem}.{n}.{ext}"
 
 
 def _check_name(kind, name):
     """Signatures and spec hashes become path components: refuse anything that could escape or collide."""
-    if not isinstance(name, str) or not _NAME.fullmatch(name) or _is_temp(name):
+    if not isinstance(name, str) or not NAME.fullmatch(name) or _is_temp(name):
         raise CorpusError(f"invalid {kind} {name!r}: must be a plain file name")
     return name
 
@@ -51,67 +50,6 @@ _fsync_dir, _write_synced = fsync_dir, write_synced  # the names the rest of thi
 def _atomic_write(path, data):
     """Temp file + fsync + os.replace (gfxhound/atomic.py): a crash leaves the old file or the new one."""
     write_atomic(path, data)
-
-
-def _install_dir(final, build):
-    """Build a directory under a `.tmp-` sibling name, then rename it into place: it appears complete or not at all."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(f".tmp-{final.name}.{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    build(tmp)
-    _fsync_dir(tmp)
-    os.rename(tmp, final)
-    _fsync_dir(final.parent)
-
-
-@dataclass
-class Finding:
-    """The mutable summary of one signature; examples lists spec hashes in the order they were first kept."""
-    signature: str
-    verdict: str
-    stage: str
-    message: str
-    normalised: str
-    first_seen: str
-    last_seen: str
-    count: int
-    targets: list
-    toolchains: list
-    status: str = "new"
-    examples: list = field(default_factory=list)
-    aliases: list = field(default_factory=list)  # earlier ids of this bug (re-keyed or merged findings)
-    configuration: str = "default"  # or "forced: <knob> on <arch> ..." when seen only with a forcing knob
-    normaliser: int = 0  # signature normaliser version its id was computed with
-    split_from: list = field(default_factory=list)  # ids it was split from (their history went elsewhere)
-    absorbed_into: str = ""  # set while this finding is being folded into another (Corpus.absorb): a tombstone
-    format: int = FINDING_FORMAT
-
-    def to_json(self):
-        return asdict(self)
-
-    @property
-    def forced(self):
-        return self.configuration != "default"
-
-    @classmethod
-    def from_json(cls, data):
-        """Refuse what this version cannot faithfully round-trip rather than silently dropping fields on rewrite."""
-        if not isinstance(data, dict):
-            raise CorpusError("finding.json is not a JSON object")
-        fmt = data.get("format")
-        if isinstance(fmt, int) and fmt > FINDING_FORMAT:
-            raise CorpusError(f"finding.json has format {fmt}, this gfxhound reads up to {FINDING_FORMAT}; "
-                              "upgrade gfxhound")
-        names = [f.name for f in fields(cls)]
-        data = {**{k: make() for k, make in _OPTIONAL.items()}, **data, "format": FINDING_FORMAT}
-        missing = [n for n in names if n not in data]
-        if missing:
-            raise CorpusError(f"finding.json is missing fields: {', '.join(missing)}")
-        if not isinstance(data["count"], int) or not all(isinstance(data[k], list)
-                                                          for k in ("targets", "toolchains", "examples")):
-            raise CorpusError("finding.json has fields of the wrong type")
-        return cls(**{n: data[n] for n in names})
 
 
 class Corpus:
@@ -131,7 +69,7 @@ class Corpus:
         """Exclusive lock on <root>/.lock; yields False instead of waiting when blocking=False and it is held."""
         self._check_root()
         self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
@@ -146,7 +84,7 @@ class Corpus:
         return self.root / _check_name("signature", signature)
 
     def _disk_examples(self, signature):
-        d = self.path(signature) / "examples"
+        d = self.path(signature) / EXAMPLES
         if not d.is_dir():
             return []
         return sorted(p.name for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
@@ -157,10 +95,53 @@ class Corpus:
         listed = f.examples if f else []
         disk = self._disk_examples(signature)
         names = [e for e in listed if e in disk] + [e for e in disk if e not in listed]
-        return [self.path(signature) / "examples" / e for e in names]
+        return [self.path(signature) / EXAMPLES / e for e in names]
+
+    def examples(self, signature: str) -> "list[Example]":
+        """The finding's examples (example_dirs' order) as views of what each stored."""
+        return [Example(d) for d in self.example_dirs(signature)]
+
+    def example_path(self, signature: str, spec_hash: str) -> Path:
+        return self.path(signature) / EXAMPLES / _check_name("spec hash", spec_hash)
+
+    def reduction(self, signature: str, level: str) -> Reduction:
+        """What `gfxhound reduce` left at `level` (spec, llvm-ir, ttgir, ttir); check `.exists`."""
+        return Reduction(self.path(signature) / REDUCED / _check_name("reduction level", level))
+
+    def alias_reduction(self, signature: str, alias: str, level: str) -> Reduction:
+        """A reduction that came with a finding folded into `signature` (kept under aliases/<alias>/)."""
+        return Reduction(self.path(signature) / ALIASES_DIR / _check_name("alias", alias) / REDUCED / level)
+
+    def minimal(self, signature: str) -> Path:
+        """A repro a person minimised by hand and put in the finding's folder (it may not exist)."""
+        return self.path(signature) / MINIMAL_FILE
+
+    def repros(self, signature: str) -> "list[Path]":
+        """Every repro script of a finding, best first: the hand-minimised one, the reduced one, the examples'."""
+        found = [self.minimal(signature), self.reduction(signature, "spec").repro]
+        found += [e.repro for e in self.examples(signature)]
+        return [p for p in found if p.exists()]
+
+    def bisections(self, signature: str) -> "list[dict]":
+        """The finding's bisection records, newest first (bisect.json, then bisect.<n>.json from the highest n)."""
+        folder = self.path(signature)
+        older = sorted(folder.glob(_numbered(BISECT_FILE, "*")), reverse=True, key=lambda p: int(p.suffixes[0][1:]))
+        out = []
+        for path in [folder / BISECT_FILE, *older]:
+            try:
+                out.append(json.loads(path.read_text()))
+            except (FileNotFoundError, ValueError):
+                pass
+        return out
+
+    def draft_dir(self, signature: str) -> Path:
+        return self.path(signature) / DRAFT_DIR
+
+    def toolchain_files(self) -> "list[Path]":
+        return sorted((self.root / TOOLCHAINS).glob("*.json"))
 
     def _load(self, signature):
-        p = self.path(signature) / "finding.json"
+        p = self.path(signature) / FINDING_FILE
         if not p.is_file():
             return None
         try:
@@ -181,7 +162,7 @@ class Corpus:
             pass  # read-only corpus: temp entries are skipped below anyway
         out = []
         for p in sorted(self.root.iterdir()):
-            if p.name.startswith(".") or _is_temp(p.name) or not p.is_dir() or not _NAME.fullmatch(p.name):
+            if p.name.startswith(".") or _is_temp(p.name) or not p.is_dir() or not NAME.fullmatch(p.name):
                 continue
             f = self._load(p.name)
             if f is not None and not f.absorbed_into:  # a tombstone's bug is listed under the finding it joined
@@ -189,7 +170,7 @@ class Corpus:
         return sorted(out, key=lambda f: (f.first_seen, f.signature))
 
     def aliases(self) -> dict:
-        """{old id: the id it was folded into}, chains followed (gfxhound/corpus_fold.py writes it)."""
+        """{old id: the id it was folded into}, chains followed (gfxhound/corpus_store/fold.py writes it)."""
         try:
             table = json.loads((self.root / ALIASES_FILE).read_text()).get("aliases", {})
         except (FileNotFoundError, ValueError):
@@ -223,7 +204,7 @@ class Corpus:
     def _save(self, f):
         d = self.path(f.signature)
         d.mkdir(exist_ok=True)
-        _atomic_write(d / "finding.json", json.dumps(f.to_json(), indent=2, sort_keys=True) + "\n")
+        _atomic_write(d / FINDING_FILE, json.dumps(f.to_json(), indent=2, sort_keys=True) + "\n")
 
     def record(self, execution: dict, files: "dict[str, bytes | str]", ir_dir: "Path | None" = None,
                max_examples: int = 5) -> "tuple[Finding, bool]":
@@ -272,7 +253,7 @@ class Corpus:
                         for p in sorted(Path(ir_dir).iterdir()):
                             if p.is_file() and not p.is_symlink():
                                 _write_synced(tmp / "ir" / p.name, p.read_bytes())
-                _install_dir(self.path(sig) / "examples" / spec, build)
+                install_dir(self.path(sig) / EXAMPLES / spec, build)
                 f.examples.append(spec)
             self._save(f)
             return f, is_new
@@ -281,7 +262,7 @@ class Corpus:
         """Install reduced/<level>/ atomically; an earlier reduction there is kept as reduced/<level>.<n>."""
         _check_name("reduction level", level)
         with self._locked():
-            final = self.path(signature) / "reduced" / level
+            final = self.path(signature) / REDUCED / level
             if final.exists():
                 n = 1
                 while final.with_name(f"{level}.{n}").exists():
@@ -292,18 +273,18 @@ class Corpus:
                 tmp.mkdir(parents=True)
                 for name, data in files.items():
                     _write_synced(tmp / name, data)
-            _install_dir(final, build)
+            install_dir(final, build)
             return final
 
     def write_bisect(self, signature: str, record: dict) -> Path:
         """bisect.json next to the finding (docs/design.md), written atomically; an earlier one is kept as bisect.N.json."""
         with self._locked():
-            final = self.path(signature) / "bisect.json"
+            final = self.path(signature) / BISECT_FILE
             if final.exists():
                 n = 1
-                while final.with_name(f"bisect.{n}.json").exists():
+                while final.with_name(_numbered(BISECT_FILE, n)).exists():
                     n += 1
-                os.rename(final, final.with_name(f"bisect.{n}.json"))
+                os.rename(final, final.with_name(_numbered(BISECT_FILE, n)))
             _atomic_write(final, json.dumps(record, indent=1) + "\n")
             return final
 
@@ -311,7 +292,7 @@ class Corpus:
         """Append one verification to verify.json (its history) and, when it says so, set the finding's status
         (open: still fails; fixed). Both under the corpus lock, each file written atomically."""
         with self._locked():
-            path = self.path(signature) / "verify.json"
+            path = self.path(signature) / VERIFY_FILE
             try:
                 history = json.loads(path.read_text())
             except (FileNotFoundError, ValueError):
@@ -326,7 +307,7 @@ class Corpus:
 
     def write_toolchain(self, detail: dict) -> Path:
         """corpus/toolchains/<id>.json: what a toolchain id in finding.json names (versions, commits, codegen)."""
-        path = self.root / "toolchains" / f"{detail['id']}.json"
+        path = self.root / TOOLCHAINS / f"{detail['id']}.json"
         with self._locked():
             path.parent.mkdir(parents=True, exist_ok=True)
             _atomic_write(path, json.dumps(detail, indent=1, sort_keys=True) + "\n")
@@ -334,59 +315,13 @@ class Corpus:
 
     def toolchain(self, ident: str) -> dict | None:
         try:
-            return json.loads((self.root / "toolchains" / f"{ident}.json").read_text())
+            return json.loads((self.root / TOOLCHAINS / f"{ident}.json").read_text())
         except (FileNotFoundError, ValueError):
             return None
 
     def merge_from(self, other: "Corpus") -> "tuple[int, int]":
-        """Fold other's findings into this corpus: counts summed, sets unioned, missing example dirs copied.
-
-        Sums are not idempotent: merging the same source twice counts its occurrences twice, so merging a corpus
-        into itself is refused. Example dirs already here are kept as they are (never overwritten); reduced/ and
-        bisect.json are derived data and are not copied. Returns (signatures added, signatures merged)."""
-        if other.root.resolve() == self.root.resolve():
-            raise CorpusError(f"corpus at {self.root}: cannot merge a corpus into itself")
-        for tool in sorted((other.root / "toolchains").glob("*.json")):  # what the toolchain ids name
-            mine_tool = self.root / "toolchains" / tool.name
-            if not mine_tool.exists():
-                self.write_toolchain(json.loads(tool.read_text()))
-        theirs = other.findings()
-        added = merged = 0
-        with self._locked():
-            table = {**other.aliases(), **self.aliases()}  # ids folded on either side stay folded here
-            if table:
-                self.write_aliases(table)
-            for t in theirs:
-                their_id, t.signature = t.signature, self.aliases().get(t.signature, t.signature)
-                mine = self._load(t.signature)
-                ex_root = self.path(t.signature) / "examples"
-                have = self._disk_examples(t.signature)
-                copied = []
-                for src in other.example_dirs(their_id):
-                    if src.name in have:
-                        continue
-                    _install_dir(ex_root / src.name, lambda tmp, src=src: shutil.copytree(
-                        src, tmp, copy_function=lambda s, d: _write_synced(d, Path(s).read_bytes()),
-                        ignore=lambda d, names: [n for n in names if _is_temp(n)]))
-                    copied.append(src.name)
-                if mine is None:
-                    added += 1
-                    mine = Finding(**{**t.to_json(), "examples": []})
-                else:
-                    merged += 1
-                    mine.count += t.count
-                    mine.first_seen = min(mine.first_seen, t.first_seen)
-                    mine.last_seen = max(mine.last_seen, t.last_seen)
-                    mine.targets = sorted(set(mine.targets) | set(t.targets))
-                    mine.toolchains = sorted(set(mine.toolchains) | set(t.toolchains))
-                    mine.aliases = sorted(set(mine.aliases) | set(t.aliases))
-                    if t.configuration == "default":
-                        mine.configuration = "default"
-                    if mine.status == "new":
-                        mine.status = t.status
-                mine.examples += [e for e in have + copied if e not in mine.examples]
-                self._save(mine)
-        return added, merged
+        """Fold other's findings into this corpus (merge.py says how); returns (signatures added, merged)."""
+        return merge(self, other)
 
     def clean_temp(self) -> "list[Path]":
         """Remove leftover `.tmp-` entries, but only if the lock is free: a live writer's temps are not garbage.

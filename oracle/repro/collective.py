@@ -8,13 +8,18 @@ hang: the launch did not finish), 125 when it cannot test (no GPU, no triton/tor
 """
 from __future__ import annotations
 
+from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
+
 import base64
 import inspect
 import pickle
 import zlib
 
-from . import collective_heap
-from .judge import RUNTIME_FAULT_PATTERNS
+from .. import collective_heap
+from ..judge import RUNTIME_FAULT_PATTERNS
+
+_EXIT_CODES = {"exit_absent": EXIT_ABSENT, "exit_present": EXIT_PRESENT,
+               "exit_cannot_test": EXIT_CANNOT_TEST}
 
 TEMPLATE = '''#!/usr/bin/env python3
 """gfxhound repro {spec_hash}: {verdict} of the collective pattern {pattern} on {ranks} virtual ranks,
@@ -37,6 +42,9 @@ import sys
 import tempfile
 import zlib
 
+# the repro protocol (gfxhound/protocol.py): what this script's exit says
+EXIT_ABSENT, EXIT_PRESENT, EXIT_CANNOT_TEST = {exit_absent}, {exit_present}, {exit_cannot_test}
+CHILD_WRONG, CHILD_MEMORY_MODEL = 3, 4  # between this script and the child it spawns
 VERDICT = {verdict!r}
 OPTIONS = {options}
 MAX_SPIN = {max_spin}
@@ -53,7 +61,7 @@ def child():
     device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
     if device == "cuda" and not torch.cuda.is_available():
         print("gfxhound-cannot-test: no GPU (try --interpret)", file=sys.stderr)
-        sys.exit(125)
+        sys.exit(EXIT_CANNOT_TEST)
     heap = {{}}
     exec(HEAP_SRC, heap)
     case = pickle.loads(zlib.decompress(base64.b64decode(CASE)))
@@ -78,7 +86,7 @@ def child():
     for line in judgement.problems:
         print(line)
     print(f"gfxhound-result: {{judgement.mismatches + judgement.other}} wrong, {{judgement.gave_up}} gave up")
-    sys.exit(0 if judgement.ok else 3)
+    sys.exit(0 if judgement.ok else CHILD_WRONG)
 
 
 def main():
@@ -89,7 +97,7 @@ def main():
             import triton  # noqa: F401
         except Exception as exc:  # noqa: BLE001
             print(f"gfxhound-cannot-test: {{exc}}", file=sys.stderr)
-            sys.exit(125)
+            sys.exit(EXIT_CANNOT_TEST)
         child()
         return 0
     env = dict(os.environ)
@@ -105,26 +113,26 @@ def main():
             out = out.decode(errors="replace") if isinstance(out, bytes) else out
             if "gfxhound-launching" in out:
                 print(f"bug present: the launch did not finish in {{TIMEOUT_S}} s")
-                return 1
+                return EXIT_PRESENT
             print("cannot test: the kernel did not compile in time")
-            return 125
+            return EXIT_CANNOT_TEST
     text = proc.stdout + proc.stderr
     after = text.split("gfxhound-launching", 1)[1] if "gfxhound-launching" in text else ""
     if "--show" in sys.argv:
         print(text)
     if proc.returncode == 0 and "gfxhound-result: 0 wrong, 0 gave up" in text:
         print("bug absent: every rank's heap is right")
-        return 0
-    if proc.returncode == 3 and "gfxhound-result:" in text:
+        return EXIT_ABSENT
+    if proc.returncode == CHILD_WRONG and "gfxhound-result:" in text:
         print("bug present: " + (after.strip().splitlines() or ["?"])[0][:300])
-        return 1
+        return EXIT_PRESENT
     fault = FAULT.search(after) if proc.returncode != 0 else None
     if fault:
         line = next((l for l in after.splitlines() if FAULT.search(l)), fault.group(0))
         print("bug present: runtime fault: " + line.strip()[:300])
-        return 1
+        return EXIT_PRESENT
     print("cannot test here: " + (text.strip().splitlines() or ["no output"])[-1][:300])
-    return 125
+    return EXIT_CANNOT_TEST
 
 
 if __name__ == "__main__":
@@ -139,7 +147,7 @@ def render_collective_repro(rendered, spec, case: dict, execution: dict, max_spi
     data = base64.b64encode(zlib.compress(pickle.dumps(case, protocol=4), 9)).decode()
     message = "\n".join(line[:200] for line in execution.get("message", "").split("; ")[:6])
     options = {"num_warps": rendered.options["num_warps"], "num_stages": rendered.options["num_stages"]}
-    return TEMPLATE.format(spec_hash=execution["spec_hash"], verdict=execution["verdict"],
+    return TEMPLATE.format(**_EXIT_CODES, spec_hash=execution["spec_hash"], verdict=execution["verdict"],
                            pattern=spec.collective["pattern"], ranks=spec.ranks, backend=execution["backend"],
                            target=execution["target"], toolchain=execution["toolchain"], message=message,
                            options=repr(options), max_spin=int(max_spin), timeout=int(timeout_s),

@@ -8,6 +8,8 @@ or launch here).
 """
 from __future__ import annotations
 
+from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
+
 import base64
 import io
 import re
@@ -15,7 +17,10 @@ import zlib
 
 import torch
 
-from .judge import RUNTIME_FAULT_PATTERNS
+from ..judge import RUNTIME_FAULT_PATTERNS
+
+_EXIT_CODES = {"exit_absent": EXIT_ABSENT, "exit_present": EXIT_PRESENT,
+               "exit_cannot_test": EXIT_CANNOT_TEST}
 
 TEMPLATE = '''#!/usr/bin/env python3
 """gfxhound repro {spec_hash}: {verdict} of a kernel found on {backend} ({target}, {toolchain}).
@@ -38,6 +43,9 @@ import sys
 import tempfile
 import zlib
 
+# the repro protocol (gfxhound/protocol.py): what this script's exit says
+EXIT_ABSENT, EXIT_PRESENT, EXIT_CANNOT_TEST = {exit_absent}, {exit_present}, {exit_cannot_test}
+CHILD_WRONG, CHILD_MEMORY_MODEL = 3, 4  # between this script and the child it spawns
 GRID = {grid}
 OPTIONS = {options}
 ENV_KNOBS = {env}
@@ -123,7 +131,7 @@ def child():
                   f"+- {{exp['e'][i].item()}}, got {{got[i].item()}}")
             wrong += count
     print(f"gfxhound-result: {{wrong}} wrong")
-    sys.exit(3 if wrong else 0)
+    sys.exit(CHILD_WRONG if wrong else 0)
 
 
 def main():
@@ -133,7 +141,7 @@ def main():
             import triton  # noqa: F401
         except Exception as exc:  # noqa: BLE001
             print(f"gfxhound-cannot-test: {{exc}}", file=sys.stderr)
-            sys.exit(125)
+            sys.exit(EXIT_CANNOT_TEST)
         child()
         return 0
     env = dict(os.environ)
@@ -146,24 +154,24 @@ def main():
                                   capture_output=True, text=True, timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:
             print("cannot test: the kernel did not finish in time")
-            return 125
+            return EXIT_CANNOT_TEST
     text = proc.stdout + proc.stderr
     after = text.split("gfxhound-launching", 1)[1] if "gfxhound-launching" in text else ""
     if "--show" in sys.argv:
         print(text)
     if proc.returncode == 0 and "gfxhound-result: 0 wrong" in text:
         print("bug absent: every determined element is within its bound")
-        return 0
-    if proc.returncode == 3 and "gfxhound-result:" in text:
+        return EXIT_ABSENT
+    if proc.returncode == CHILD_WRONG and "gfxhound-result:" in text:
         print("bug present: " + (after or text).split("gfxhound-result:")[0].strip().splitlines()[0][:300])
-        return 1
+        return EXIT_PRESENT
     fault = FAULT.search(after) if proc.returncode != 0 else None
     if fault:
         line = next((l for l in after.splitlines() if FAULT.search(l)), fault.group(0))
         print("bug present: runtime fault: " + line.strip()[:300])
-        return 1
+        return EXIT_PRESENT
     print("cannot test here: " + (text.strip().splitlines() or ["no output"])[-1][:300])
-    return 125
+    return EXIT_CANNOT_TEST
 
 
 if __name__ == "__main__":
@@ -172,7 +180,7 @@ if __name__ == "__main__":
 
 
 def render_exec_repro(rendered, spec, inputs: dict, expected, execution: dict, timeout_s: int = 300) -> str:
-    from .execute import fill_value, reach
+    from ..execute import fill_value, reach
     from gfxhound.fuzz.render import input_strides, memory_shape, row_major_strides
 
     buffers, reaches = {}, {}
@@ -198,7 +206,7 @@ def render_exec_repro(rendered, spec, inputs: dict, expected, execution: dict, t
     if disagree:  # a harness bug (the data differ from those judged): say so where the reader looks first
         message += ("\n\nWARNING: the embedded expected values disagree with this message: "
                     + "; ".join(disagree[:5]))
-    return TEMPLATE.format(spec_hash=execution["spec_hash"], verdict=execution["verdict"],
+    return TEMPLATE.format(**_EXIT_CODES, spec_hash=execution["spec_hash"], verdict=execution["verdict"],
                            backend=execution["backend"], target=execution["target"],
                            toolchain=execution["toolchain"], message=message, grid=tuple(rendered.grid),
                            options=repr(dict(rendered.options)),
@@ -224,7 +232,7 @@ def quoted_expectations(message: str) -> list:
 def disagreements(message: str, expected: dict) -> list:
     """The elements the message quotes whose embedded expected data (name -> {"v", "bad", "written"}) are not
     that determined value: empty when the repro holds exactly what the finding was judged with."""
-    from .compare import _fmt
+    from ..compare import _fmt
     found = []
     for name, i, shown in quoted_expectations(message):
         exp = expected.get(name)
@@ -238,5 +246,5 @@ def disagreements(message: str, expected: dict) -> list:
 
 
 def inputs_dtype(name):
-    from .numeric import TORCH
+    from ..numeric import TORCH
     return TORCH[name]

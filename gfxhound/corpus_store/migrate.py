@@ -3,7 +3,7 @@
 Why a migration and not a fresh start: a corpus holds history (first seen, counts), triage entries, bisections,
 reductions and verifications keyed by finding id. When the normaliser changes what a bug's identity is, each
 stored example is judged again from what it stored, and its finding moves to the new id with the old id kept as
-an alias (gfxhound/corpus_fold.py); findings that turn out to be one bug are folded; nothing stored is deleted.
+an alias (gfxhound/corpus_store/fold.py); findings that turn out to be one bug are folded; nothing stored is deleted.
 
 A finding whose examples now show several bugs splits: the id that keeps most of its examples inherits its
 history (count, reductions, bisections, the old id as an alias); the others start from their own examples and
@@ -22,10 +22,13 @@ import json
 import shutil
 from pathlib import Path
 
-from gfxhound.corpus_fold import absorb, finish_pending
-from gfxhound.corpus_store import Corpus, Finding, _atomic_write
+from gfxhound.atomic import write_atomic as _atomic_write
 from gfxhound.signature import (_MM_MESSAGE, MEMORY_MODEL_STAGE, NORMALISER_VERSION, identity, memory_model_headline,
                                 memory_model_signatures, miscompile_signature, normalise, signature_hash)
+
+from .finding import Finding
+from .fold import absorb, finish_pending
+from .layout import EXAMPLES, Example
 
 
 def rekey(run: dict, spec: dict, output: str, table_of) -> "list[tuple[str | None, str, str]]":
@@ -54,7 +57,7 @@ def rekey(run: dict, spec: dict, output: str, table_of) -> "list[tuple[str | Non
     return [(signature_hash(verdict, stage, normalised, run.get("frames", [])), normalised, message)]
 
 
-def migrate(corpus: Corpus, table_of, forced_of, triage_path: "Path | None" = None, dry_run: bool = False) -> dict:
+def migrate(corpus, table_of, forced_of, triage_path: "Path | None" = None, dry_run: bool = False) -> dict:
     """Re-key every finding recorded under an older normaliser, and label those seen only in forced configurations
     (`forced_of(env, target)`: fuzz/forced.py). Returns {"moved": {old: [new, ...]}, "unchanged": n}; with dry_run,
     only says what it would do."""
@@ -66,10 +69,8 @@ def migrate(corpus: Corpus, table_of, forced_of, triage_path: "Path | None" = No
             unchanged += 1
             continue
         plan, labels = {}, set()  # new id -> [normalised, message, [(example dir, run)]]; configurations seen
-        for ex in corpus.example_dirs(finding.signature):
-            run = json.loads((ex / "run.json").read_text())
-            spec = json.loads((ex / "spec.json").read_text()) if (ex / "spec.json").exists() else {}
-            output = (ex / "output.txt").read_text(errors="replace") if (ex / "output.txt").exists() else ""
+        for example in corpus.examples(finding.signature):
+            ex, run, spec, output = example.dir, dict(example.run), example.spec, example.output()
             labels.add(forced_of((spec.get("launch") or {}).get("env") or {}, run["target"]) or "default")
             for sig, normalised, message in rekey(run, spec, output, table_of):
                 plan.setdefault(sig or finding.signature, [normalised, message, []])[2].append((ex, run))
@@ -122,7 +123,7 @@ def _split_off(corpus, finding, sig, normalised, message, examples, owners, forc
             first_seen=min(r.get("time") or finding.first_seen for r in runs),
             last_seen=max(r.get("time") or finding.last_seen for r in runs), targets=[], toolchains=[],
             normaliser=NORMALISER_VERSION)
-        dest = corpus.path(sig) / "examples"
+        dest = corpus.path(sig) / EXAMPLES
         dest.mkdir(parents=True, exist_ok=True)
         labels = [] if existing is None else [existing.configuration]
         for ex, run in examples:
@@ -134,8 +135,7 @@ def _split_off(corpus, finding, sig, normalised, message, examples, owners, forc
                 _rewrite_run(dest / ex.name, dict(run), sig, normalised, message)
                 new.examples.append(ex.name)
                 new.count += 1
-            spec_path = dest / ex.name / "spec.json"
-            env = (json.loads(spec_path.read_text()).get("launch") or {}).get("env") if spec_path.exists() else {}
+            env = (Example(dest / ex.name).spec.get("launch") or {}).get("env")
             labels.append(forced_of(env or {}, run["target"]) or "default")
             new.targets = sorted(set(new.targets) | {run["target"]})
             new.toolchains = sorted(set(new.toolchains) | {run.get("toolchain", "")} - {""})
@@ -152,7 +152,7 @@ def _rewrite_run(ex, run, sig, normalised, message):
         return
     run.update(signature=sig, normalised=normalised, message=message, normaliser=NORMALISER_VERSION,
                migrated_from=run.get("migrated_from") or run.get("signature"))
-    _atomic_write(ex / "run.json", json.dumps(run, indent=1, sort_keys=True))
+    Example(ex).rewrite_run(run, _atomic_write)
 
 
 def _stamp(corpus, finding):

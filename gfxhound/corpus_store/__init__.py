@@ -1,0 +1,6 @@
+"""The corpus: findings on disk, crash-safe, and the one place that knows its file names (layout.py)."""
+from .finding import FINDING_FORMAT, CorpusError, Finding
+from .layout import Example, Reduction
+from .store import Corpus
+
+__all__ = ["Corpus", "CorpusError", "Example", "FINDING_FORMAT", "Finding", "Reduction"]
