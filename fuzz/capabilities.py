@@ -92,7 +92,8 @@ def introspect(arch: str) -> Capabilities:
         from triton.backends.amd.compiler import HIPBackend, HIPOptions
 
     from gfxhound.compat import warp_size
-    from .ops import MATH_OPS, REGISTRY
+    from .ops import REGISTRY
+    from .ops_elementwise import MATH_OPS
 
     features = []
     for op in REGISTRY.values():
@@ -109,7 +110,7 @@ def introspect(arch: str) -> Capabilities:
     if "fp_downcast_rounding" in to_params:
         features += ["cast:rounding", "cast:fp8-rtz"]
     if hasattr(tl, "dot_scaled"):  # every format and the 16-element scale group: probes drop what is rejected
-        from .ops import MX_FORMATS
+        from .ops_dot_scaled import MX_FORMATS
         features += [f"dot_scaled:{fmt}" for fmt in MX_FORMATS.values()] + ["dot_scaled:group16"]
     fields = set(getattr(HIPOptions, "__dataclass_fields__", {}))
     knobs = {name: list(values) for name, values in KNOB_CANDIDATES.items() if name in fields}
@@ -209,12 +210,12 @@ def _fp8_cast_probe(dtype, rounding=None):
 
 def probe_specs(caps: Capabilities) -> dict:
     """Name -> probe spec; each is compiled for caps.arch and judged by its verdict."""
-    from .ops import MATH_OPS
+    from .ops_elementwise import MATH_OPS
     probes = {f"dot:{d}": _dot_probe(d) for d in DOT_DTYPES}
     probes.update({f"math:{n}:{d}": _math_probe(n, d) for n in MATH_OPS for d in ("fp16", "bf16")
                    if caps.has(f"op:{n}")})
     probes.update({f"atomic:{op}:{d}": _atomic_probe(op, d) for op in ATOMIC_OPS for d in ATOMIC_DTYPES})
-    from .ops import MX_FORMATS
+    from .ops_dot_scaled import MX_FORMATS
     probes.update({f"dot_scaled:{MX_FORMATS[d]}": _dot_scaled_probe(d) for d in MX_PROBE_FORMATS
                    if caps.has(f"dot_scaled:{MX_FORMATS[d]}")})
     if caps.has("dot_scaled:group16"):
@@ -249,10 +250,10 @@ def assume_all(arch: str, triton_version: str = "any") -> Capabilities:
     from .ops import REGISTRY
     feats = {op.needs for op in REGISTRY.values() if op.needs}
     feats |= {"loop:num_stages", "scan:reverse", "cast:rounding", "target"} | {f"dot:{d}" for d in DOT_DTYPES}
-    from .ops import MATH_OPS
+    from .ops_elementwise import MATH_OPS
     feats |= {f"math:{n}:{d}" for n in MATH_OPS for d in ("fp16", "bf16")}
     feats |= {f"atomic:{op}:{d}" for op in ATOMIC_OPS for d in ATOMIC_DTYPES}
-    from .ops import MX_FORMATS
+    from .ops_dot_scaled import MX_FORMATS
     feats |= {f"fp8:{d}" for d in FP8} | {"cast:to-fp8", "cast:fp8-rtz", "dot_scaled:group16", "fp8:specials"}
     feats |= {f"dot_scaled:{fmt}" for fmt in MX_FORMATS.values()}
     return Capabilities(triton_version, arch, sorted(feats), ["ieee", "tf32"],

@@ -1,131 +1,25 @@
 """Resolve a KernelSpec into a typed program and Triton source.
 
 Operands are relative references: a statement names "the k-th most recent earlier value that this slot accepts".
-This module is the single place that turns those numbers into values, for the renderer (source), the generator
-(which draws references against the same Env) and coverage. A statement whose operands cannot be resolved, or
-whose attributes no longer fit its operands (after shrinking), is dropped, never rendered invalid.
+This module is the single place that walks a spec and turns those numbers into values (against fuzz/scope.py's
+Env), for the renderer (source), the generator (which draws references against the same Env) and coverage
+(fuzz/features.py). A statement whose operands cannot be resolved, or whose attributes no longer fit its operands
+(after shrinking), is dropped, never rendered invalid.
 
 The undefined-behaviour rules that depend on context are enforced here: a load is left unmasked only where every
 address is in bounds for the spec's sizes, and stores go only to outputs that span the launch grid.
 """
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
-
 from . import dtypes as D
-from .axes import K_VIEWS, block_expr, extent, follows_k, offsets_line, offsets_name, size_expr, used_k_views
-from .ops import MX_FORMATS, REGISTRY, VType
-
-
-@dataclass
-class Value:
-    name: str
-    type: VType
-    strides: tuple = ()  # pointer values: the names of their stride arguments
-    from_load: bool = False  # derived from a load inside the innermost enclosing loop (coverage: K-loops)
-    uses: int = 0
-
-    @property
-    def base(self):
-        return self.name
-
-    def __str__(self):
-        return self.name
-
-    __format__ = lambda self, spec: format(self.name, spec)  # noqa: E731  (emitters write f"{value}")
-
+from .axes import block_expr, extent, follows_k, offsets_line, offsets_name, size_expr, used_k_views
+from .features import Features, detail_features
+from .opdef import VType
+from .ops import REGISTRY
+from .scope import Env, Value, carriable
 
 PINNED_FAMILIES = ("elementwise", "math", "select")
 NARROW = ("fp16", "bf16", "i8")
-
-
-def carriable(env):
-    """Values a loop may carry: tensors and scalars, but never constexprs (their type could not stay fixed)."""
-    return [v for v in env.values if v.type.kind == "t" and v.type.mode != "constexpr"]
-
-
-class Env:
-    """The values visible at one point of the kernel; children see their parent's values, not the other way."""
-
-    def __init__(self, values=None, outputs=None):
-        self.values: list[Value] = list(values or [])
-        self.outputs: list[Value] = outputs if outputs is not None else []
-
-    def child(self) -> "Env":
-        return Env(self.values, self.outputs)
-
-    def define(self, value: Value) -> Value:
-        self.values.append(value)
-        return value
-
-    def candidates(self, op, slot, chosen_types) -> list[Value]:
-        pool = self.outputs if op.name in ("store", "atomic") and slot == op.arity - 1 else self.values
-        return [v for v in pool if op.accepts(slot, v.type, tuple(chosen_types))]
-
-    def resolve(self, op, refs) -> list[Value] | None:
-        if len(refs) != op.arity:
-            return None
-        chosen: list[Value] = []
-        for slot, ref in enumerate(refs):
-            cands = self.candidates(op, slot, [v.type for v in chosen])
-            if not cands or not isinstance(ref, int) or ref < 0:
-                return None
-            chosen.append(cands[-1 - (ref % len(cands))])
-        return chosen
-
-    def of_type(self, vtype) -> list[Value]:
-        return [v for v in self.values if v.type == vtype]
-
-
-@dataclass
-class Features:
-    """What a kernel exercises: the campaign's coverage table counts these."""
-    ops: Counter = field(default_factory=Counter)
-    dtypes: set = field(default_factory=set)
-    control: set = field(default_factory=set)
-    details: set = field(default_factory=set)  # finer coverage: dot dtype/precision, scan kind, atomic kind
-    dropped: int = 0
-    steered: int = 0  # statements dropped because the execution backend excludes their dtype
-
-    def to_json(self):
-        return {"ops": dict(self.ops), "dtypes": sorted(self.dtypes), "control": sorted(self.control),
-                "details": sorted(self.details), "dropped": self.dropped, "steered": self.steered}
-
-    @classmethod
-    def from_json(cls, data):
-        return cls(Counter(data["ops"]), set(data["dtypes"]), set(data["control"]), set(data["details"]),
-                   data["dropped"], data.get("steered", 0))
-
-
-def detail_features(op, types, attrs):
-    out = {f"fp8:{D.fp8_family(t.dtype)}" for t in types if D.is_fp8(t.dtype)}
-    if op.name == "cast" and D.is_fp8(attrs.get("dtype", "")):
-        out.add(f"fp8:{D.fp8_family(attrs['dtype'])}")
-        out.add(f"cast_to_fp8:{attrs.get('rounding', 'rtne')}")
-    return out | _op_details(op, types, attrs)
-
-
-def _op_details(op, types, attrs):
-    if op.name.startswith("dot_scaled"):
-        out = {f"dot_scaled:{MX_FORMATS[t.dtype]}" for t in types if t.dtype in MX_FORMATS and len(t.axes) == 2
-               and t.axes != "MN"}
-        out.add("dot_scaled_scales:" + {"dot_scaled": "both", "dot_scaled_lhs": "lhs", "dot_scaled_rhs": "rhs",
-                                        "dot_scaled_none": "none"}[op.name])
-        out |= {f"dot_scaled_group:{K_VIEWS[t.axes[1]]}" for t in types if t.dtype == "e8m0"}
-        return out
-    if op.family == "dot":
-        out = {f"dot:{types[0].dtype}"}
-        if attrs.get("input_precision"):
-            out.add(f"dot_precision:{attrs['input_precision']}")
-        return out
-    if op.name == "scan":
-        return {f"scan:{attrs.get('op', 'cumsum')}"}
-    if op.name == "atomic":
-        return {f"atomic:{attrs.get('op')}:{types[0].dtype}"}
-    if op.name in ("store", "load") and attrs.get("cache"):
-        return {f"{op.name}_cache:{attrs['cache']}"}
-    return set()
 
 
 class Walker:

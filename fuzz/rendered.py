@@ -16,7 +16,7 @@ class Rendered:
     options: dict
     env: dict
     grid: tuple
-    features: object  # fuzz.program.Features
+    features: object  # fuzz.features.Features
     body_lines: int
 
 

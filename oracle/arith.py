@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from gfxhound.fuzz import dtypes as D
-from gfxhound.fuzz.ops import FP8_MAX
+from gfxhound.fuzz.ops_cast import FP8_MAX
 
 from .numeric import (DYADIC_SCALES, F64, I64, MANT, TINY, TV, UNIT, UndefinedBehaviour, any_bad, constant,
                       dyadic_exact, exact, exact_mask, finish, gamma, int_range, round_to, wrap)

@@ -65,11 +65,11 @@ class DropChunks:
 def _resolution(spec, caps):
     """Walk `spec` (in place: statement dicts are keyed by id) recording, for every op statement, each operand
     slot's candidate value names and the chosen one, and the value names each statement defines."""
-    from gfxhound.fuzz import program
+    from gfxhound.fuzz import program, scope
 
     uses, defines, order = {}, {}, []
     current = {}
-    original_resolve, original_op = program.Env.resolve, program.Walker.op_stmt
+    original_resolve, original_op = scope.Env.resolve, program.Walker.op_stmt
 
     def resolve(env, op, refs):
         chosen, slots = [], []
@@ -94,11 +94,11 @@ def _resolution(spec, caps):
         current.pop("stmt", None)
         defines[id(stmt)] = [v.name for v in env.values[before:]]
 
-    program.Env.resolve, program.Walker.op_stmt = resolve, op_stmt
+    scope.Env.resolve, program.Walker.op_stmt = resolve, op_stmt
     try:
         program.walk(spec, caps)
     finally:
-        program.Env.resolve, program.Walker.op_stmt = original_resolve, original_op
+        scope.Env.resolve, program.Walker.op_stmt = original_resolve, original_op
     return uses, defines, order
 
 

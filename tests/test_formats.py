@@ -109,7 +109,7 @@ def test_decoding_code_tensors_as_the_oracle_does():
 
 
 def test_the_generators_fp8_clamp_is_each_formats_largest_finite_value():
-    """The emission clamps to FP8_MAX before a downcast (fuzz/ops.py); the reference clamps to the same numbers."""
-    from gfxhound.fuzz.ops import FP8_MAX
+    """The emission clamps to FP8_MAX before a downcast (fuzz/ops_cast.py); the reference clamps to the same numbers."""
+    from gfxhound.fuzz.ops_cast import FP8_MAX
     from gfxhound.oracle.formats import BY_DTYPE
     assert FP8_MAX == {name: fmt.max_finite for name, fmt in BY_DTYPE.items()}

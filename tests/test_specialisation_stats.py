@@ -3,7 +3,7 @@ arguments, those that got tt.pointer_range and whether its AMDGCN has buffer ins
 oracle/specialisation_stats.py turns the coverage table into shares of arguments and of compiled kernels."""
 from collections import Counter
 
-from gfxhound.fuzz.program import Features
+from gfxhound.fuzz.features import Features
 from gfxhound.oracle.specialisation_stats import specialisation_shares, summary_line
 from test_compile_backend import compile_spec, matmul
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..program import Features
+from ..features import Features
 from ..rendered import HEADER, Rendered, launch_options
 from .emit import Emitter, helpers
 from .patterns import PATTERNS

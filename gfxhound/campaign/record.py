@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gfxhound.fuzz.program import Features
+from gfxhound.fuzz.features import Features
 from gfxhound.fuzz.render import launch_options, render
 from gfxhound.oracle.judge import defects, judge_compile, judge_execute
 from gfxhound.oracle.repro import write_repro
