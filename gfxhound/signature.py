@@ -250,7 +250,7 @@ def signature_hash(verdict, stage, normalised, frames):
 
 MEMORY_MODEL_STAGE = "memory-model"
 MEMORY_MODEL_MARK = "gfxhound-memory-model:"  # how a repro's child reports each violation, one a line
-_MM_MESSAGE = re.compile(r"^[\w-]+:([\w-]+): .*?missing (.*)$")
+MEMORY_MODEL_MESSAGE = re.compile(r"^[\w-]+:([\w-]+): .*?missing (.*)$")
 _MM_COUNTER = re.compile(r"\b(vmcnt|lgkmcnt)\(0\)")
 
 
@@ -259,7 +259,7 @@ def memory_model_key(message, table):
     defect (wait-before-inv, wait-after-wbl2, inv-missing, ...) and the counter a missing wait is for. The scope,
     the atomic's opcode and cache bits, fence or attached form are left out: one missing wait in the compiler
     shows through all of them, and a kernel's other violations are other keys."""
-    found = _MM_MESSAGE.match(message.strip())
+    found = MEMORY_MODEL_MESSAGE.match(message.strip())
     if not found:
         return f"{table}: {normalise(message)}"
     counter = _MM_COUNTER.search(found.group(2))
@@ -269,7 +269,7 @@ def memory_model_key(message, table):
 def memory_model_headline(key, own):
     """The first line of a memory-model finding: the same for every kernel that shows the defect (what is missing,
     without the scope's cache bits)."""
-    found = _MM_MESSAGE.match(own[0].strip()) if own else None
+    found = MEMORY_MODEL_MESSAGE.match(own[0].strip()) if own else None
     missing = re.sub(r"\s+(?:sc0|sc1|nt)\b|;.*$", "", found.group(2)) if found else "a wait, writeback or invalidate"
     return f"memory model ({key}): missing {missing}"
 

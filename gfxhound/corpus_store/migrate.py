@@ -23,8 +23,9 @@ import shutil
 from pathlib import Path
 
 from gfxhound.atomic import write_atomic as _atomic_write
-from gfxhound.signature import (_MM_MESSAGE, MEMORY_MODEL_STAGE, NORMALISER_VERSION, identity, memory_model_headline,
-                                memory_model_signatures, miscompile_signature, normalise, signature_hash)
+from gfxhound.signature import (MEMORY_MODEL_MESSAGE, MEMORY_MODEL_STAGE, NORMALISER_VERSION, identity,
+                                memory_model_headline, memory_model_signatures, miscompile_signature, normalise,
+                                signature_hash)
 
 from .finding import Finding
 from .fold import absorb, finish_pending
@@ -38,7 +39,8 @@ def rekey(run: dict, spec: dict, output: str, table_of) -> "list[tuple[str | Non
     message = run.get("message", "")
     if stage == MEMORY_MODEL_STAGE:
         lines = [m for m in message.splitlines() if m.strip() and not m.startswith("memory model (")]
-        whole = [m for m in lines if _MM_MESSAGE.match(m.strip())]  # a message cut at 2,000 characters is dropped
+        # a message cut at 2,000 characters is dropped
+        whole = [m for m in lines if MEMORY_MODEL_MESSAGE.match(m.strip())]
         lines = whole or lines
         return [(sig, key, "\n".join([memory_model_headline(key, own), *own, *[m for m in lines if m not in own]]))
                 for key, sig, own in memory_model_signatures(lines, table_of(target) or target)]

@@ -83,8 +83,8 @@ def render_set(set_dir: Path, arch: str | None = None) -> list:
 
 
 def driver_source() -> str:
-    from gfxhound.oracle.repro.compile import _EMBEDDED
-    return "\n".join([_EMBEDDED["llc_text"], _EMBEDDED["compat"], DRIVER])
+    from gfxhound.embedded import SOURCES
+    return "\n".join([SOURCES["llc_text"], SOURCES["compat"], DRIVER])
 
 
 def measure(python: str, kernels: list, repeat: int = 3, timeout: float = 300, env: dict | None = None,

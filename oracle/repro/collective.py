@@ -8,12 +8,12 @@ hang: the launch did not finish), 125 when it cannot test (no GPU, no triton/tor
 """
 from __future__ import annotations
 
-from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
-
 import base64
 import inspect
 import pickle
 import zlib
+
+from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
 
 from .. import collective_heap
 from ..judge import RUNTIME_FAULT_PATTERNS

@@ -7,13 +7,10 @@ Bisection, verification and reduction all run it.
 """
 from __future__ import annotations
 
-from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
-
-import inspect
 import pprint
-import re
 
-from gfxhound import compat, llc_text, signature
+from gfxhound.embedded import SOURCES
+from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
 
 _EXIT_CODES = {"exit_absent": EXIT_ABSENT, "exit_present": EXIT_PRESENT,
                "exit_cannot_test": EXIT_CANNOT_TEST}
@@ -154,13 +151,6 @@ if __name__ == "__main__":
 '''
 
 
-# Read once, when this module is imported with them: the embedded code must be the code that computed the
-# signature a repro expects, even if the files change on disk during a long campaign.
-_EMBEDDED = {"signature": inspect.getsource(signature), "llc_text": inspect.getsource(llc_text),
-             # compat imports llc_text's names; embedded, they are already defined above it
-             "compat": re.sub(r"^from gfxhound\.llc_text import .*$", "", inspect.getsource(compat), flags=re.M)}
-
-
 def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash: str, timeout_s: int = 600,
                  lld: str = "/usr/lib/llvm-22/bin/ld.lld", llc: str | None = None, ttgir: str | None = None,
                  memory_model_src: str | None = None) -> str:
@@ -175,7 +165,7 @@ def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash:
         toolchain=toolchain, normalised=expected.get("normalised", "")[:300], lld=lld,
         expected=pprint.pformat(keep), options=repr(rendered.options), env=repr(rendered.env),
         args=pprint.pformat(rendered.args), timeout=int(timeout_s),
-        signature_src=_EMBEDDED["signature"], llc_text_src=_EMBEDDED["llc_text"], compat_src=_EMBEDDED["compat"],
+        signature_src=SOURCES["signature"], llc_text_src=SOURCES["llc_text"], compat_src=SOURCES["compat"],
         kernel_src=kernel_src,
         kernel_name=rendered.kernel_name, llc=llc or "", ttgir="None" if ttgir is None else repr(ttgir),
         memory_model_src=repr(memory_model_src or ""))

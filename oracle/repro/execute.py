@@ -8,14 +8,14 @@ or launch here).
 """
 from __future__ import annotations
 
-from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
-
 import base64
 import io
 import re
 import zlib
 
 import torch
+
+from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
 
 from ..judge import RUNTIME_FAULT_PATTERNS
 
