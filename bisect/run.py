@@ -183,7 +183,7 @@ def releases(req: Request) -> Outcome:
     ahead = Prefetcher(cache, log=lambda line: req.log(f"  {line} [ahead]")) \
         if req.prefetch and not req.only_cached else None
     result = bisect(candidates, lambda v: probe_script(v, script), mode=mode, on_probe=_saving(known, log, progress),
-                    repeat=req.repeat, known=known, ahead=ahead)
+                    repeat=req.repeat, known=known, ahead=ahead, move_ends=True)
     log.done()  # finished: the record below replaces the saved probes
     shown = str(script.relative_to(corpus.path(finding.signature))) if finding else script.name  # no local paths
     data = result.to_json()
@@ -241,7 +241,7 @@ def llc_versions(req: Request) -> Outcome:
                                              req.mode, req.timeout, req.repeat])
     progress = Progress(len(labels), req.log, lambda v: f"llc {v}")
     result = bisect(labels, lambda label: llc_probe(paths[label], llc_args, ll, req.timeout, expect), mode=req.mode,
-                    repeat=req.repeat, known=known, on_probe=_saving(known, log, progress))
+                    repeat=req.repeat, known=known, on_probe=_saving(known, log, progress), move_ends=True)
     log.done()
     data = result.to_json()
     shown = ll.name if not finding else str(ll.relative_to(corpus.path(finding.signature))) \

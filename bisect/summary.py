@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from .core import BOUNDARY, PRESENT_THROUGHOUT, SKIP, moved_words
+
 
 class Progress:
     """`step k (of about N): candidate: outcome [runs] - detail`, one line a probe, to `log` (stderr)."""
@@ -21,14 +23,27 @@ class Progress:
 
 
 def release_lines(record: dict, noun: str, prefix: str) -> list:
-    """The summary of a release or llc bisection: the boundary, then a warning a line."""
+    """The summary of a release or llc bisection: the boundary (or the state at every testable release), the ends
+    that moved, then a warning a line."""
     mode = record["mode"]
-    lines = [f"first {noun} {'with' if mode == 'regression' else 'without'} the bug: {prefix} {record['first_new']} "
-             f"(last {'good' if mode == 'regression' else 'bad'}: {prefix} {record['last_old']}); "
-             f"{len(record['probes'])} probes for {len(record['candidates'])} candidates; "
-             f"confidence {record['confidence']:.2f}"
-             + (f"; untested between: {', '.join(record['untested_between'])}" if record["untested_between"]
-                else "")]
+    counts = (f"{len(record['probes'])} probes for {len(record['candidates'])} candidates; "
+              f"confidence {record['confidence']:.2f}")
+    verdict = record.get("verdict", BOUNDARY)
+    if verdict == BOUNDARY:
+        line = (f"first {noun} {'with' if mode == 'regression' else 'without'} the bug: {prefix} "
+                f"{record['first_new']} (last {'good' if mode == 'regression' else 'bad'}: {prefix} "
+                f"{record['last_old']}); {counts}"
+                + (f"; untested between: {', '.join(record['untested_between'])}" if record["untested_between"]
+                   else ""))
+    else:
+        oldest, newest = record["testable"]
+        state = "present" if verdict == PRESENT_THROUGHOUT else "absent"
+        inside = record["candidates"][record["candidates"].index(oldest) + 1:record["candidates"].index(newest)]
+        cannot = [p["candidate"] for p in record["probes"] if p["outcome"] == SKIP and p["candidate"] in inside]
+        line = (f"the bug is {state} in every testable release: "
+                + (f"{prefix} {oldest} to {prefix} {newest}" if oldest != newest else f"only {prefix} {oldest} "
+                   f"can test it") + f"; {counts}" + (f"; cannot test between: {', '.join(cannot)}" if cannot else ""))
+    lines = [line] + [f"  {moved_words(m, mode)}" for m in record.get("ends_moved", [])]
     return lines + [f"warning: {warning}" for warning in record.get("warnings", [])]
 
 

@@ -9,7 +9,7 @@ import re
 import sys
 from pathlib import Path
 
-from .common import cache_dir, default_lld
+from .common import FlagsValue, cache_dir, default_lld
 
 
 def add_bisect(sub):
@@ -42,8 +42,10 @@ def add_arguments(bis):
                                     "first")
     llvm.add_argument("--ll", help="the LLVM IR to compile (default: the finding's reduced/llvm-ir/reduced.ll); "
                                    "with --commits, the input of the hand-off into llvm-project")
-    llvm.add_argument("--llc-args", dest="llc_args", help="llc's flags (default: the finding's reducing command, "
-                                                          "else -mtriple=amdgcn-amd-amdhsa -mcpu=MCPU -O2)")
+    llvm.add_argument("--llc-args", dest="llc_args", action=FlagsValue, metavar="FLAGS",
+                      help="llc's flags, as typed: --llc-args -mcpu=gfx90a or --llc-args \"-mtriple=... -O2\" "
+                           "(default: the finding's reducing command, else -mtriple=amdgcn-amd-amdhsa -mcpu=MCPU "
+                           "-O2)")
     llvm.add_argument("--mcpu", default="gfx942")
     com = bis.add_argument_group("commits built from source")
     com.add_argument("--commits", help="OLD..NEW: commits (hashes, tags, branches) of --repo")
