@@ -2,13 +2,17 @@
 paths), probed on a reduced .ll.
 
 An `llc` that cannot parse the IR (newer intrinsics, attributes or syntax) or does not know the processor is
-"skip", never "bad": only the expected failure, or a clean compile, says anything about the bug.
+"skip", never "bad": only the expected failure, or a clean compile, says anything about the bug. llc runs on a copy
+of the .ll in a temp dir, so what it writes (x.s, or a relative -o) never lands beside the user's file.
 """
 from __future__ import annotations
 
 import glob
 import re
+import shutil
 import subprocess
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from gfxhound.protocol import run_probe
@@ -69,18 +73,29 @@ def llc_candidates(spec: str, pattern: str = "/usr/lib/llvm-*/bin/llc") -> list:
     return list(zip(labels, paths))
 
 
+@contextmanager
+def _scratch(ll: Path):
+    """A copy of the .ll, under its own name, in a temp dir that is gone afterwards: llc's cwd."""
+    with tempfile.TemporaryDirectory(prefix="gfxhound-llc-") as tmp:
+        copy = Path(tmp) / ll.name
+        shutil.copyfile(ll, copy)
+        yield copy
+
+
 def llc_probe(path: str, args: list, ll: Path, timeout: float, expect: str | None):
     """Run one llc on the .ll with the reproducing flags (all but the binary and the input)."""
-    return run_probe([path, *args, ll.name], timeout, expect if expect is not None else CRASH,
-                     cwd=ll.parent, skip_patterns=NOT_THIS_CPU)
+    with _scratch(ll) as copy:
+        return run_probe([path, *args, copy.name], timeout, expect if expect is not None else CRASH,
+                         cwd=copy.parent, skip_patterns=NOT_THIS_CPU)
 
 
 def expected_failure(path: str, args: list, ll: Path, timeout: float) -> str | None:
     """The failure the bug is known by: the first crash line of the reproducing llc, numbers generalised, as a
     regular expression (so an older llc crashing differently is a skip, not the same bug)."""
     try:
-        proc = subprocess.run([path, *args, ll.name], capture_output=True, text=True, timeout=timeout,
-                              cwd=ll.parent, errors="replace")
+        with _scratch(ll) as copy:
+            proc = subprocess.run([path, *args, copy.name], capture_output=True, text=True, timeout=timeout,
+                                  cwd=copy.parent, errors="replace")
     except (OSError, subprocess.TimeoutExpired):
         return None  # then any crash counts
     for line in (proc.stdout + proc.stderr).splitlines():

@@ -1,11 +1,13 @@
 """The one bisection algorithm: the culprit is found in about log2(n) probes, skips are never counted as either
 state (a gap gives a range), flaky probes lower the confidence, a fix bisection is the same search, resuming
-reuses earlier probes, and a range whose ends do not differ is refused."""
+reuses earlier probes, and a range whose ends do not differ is refused; over releases (move_ends) an end that
+cannot test moves inward and ends in the same state are an answer."""
 import math
 
 import pytest
 
-from gfxhound.bisect.core import ABSENT, PRESENT, SKIP, BisectError, Probe, bisect
+from gfxhound.bisect.core import (ABSENT, ABSENT_THROUGHOUT, BOUNDARY, PRESENT, PRESENT_THROUGHOUT, SKIP,
+                                  BisectError, Probe, bisect)
 
 RELEASES = [f"r{i}" for i in range(16)]
 
@@ -88,3 +90,44 @@ def test_the_candidates_told_ahead_include_every_next_probe(k):
     assert len(told) == len(interior)
     for announced, following in zip(told, interior[1:]):
         assert following in announced and len(announced) <= 2
+
+
+def test_an_end_that_cannot_test_moves_inward_and_the_result_says_why():
+    probe, _ = regression_at(8, skips={"r0", "r1", "r15"})
+    with pytest.raises(BisectError, match="move that end"):  # without move_ends: refused, as commits are
+        bisect(RELEASES, probe)
+    probe, calls = regression_at(8, skips={"r0", "r1", "r15"})
+    result = bisect(RELEASES, probe, move_ends=True)
+    assert (result.verdict, result.first_new, result.last_old) == (BOUNDARY, "r8", "r7")
+    assert result.testable == ["r2", "r14"] and calls[:5] == ["r15", "r14", "r0", "r1", "r2"]
+    assert result.ends_moved == [{"end": "new", "from": "r15", "to": "r14", "why": {"r15": "cannot test"}},
+                                 {"end": "old", "from": "r0", "to": "r2", "why": {"r0": "cannot test",
+                                                                                 "r1": "cannot test"}}]
+    assert result.to_json()["ends_moved"] == result.ends_moved and result.confidence == 1.0
+
+
+def test_ends_in_the_same_state_answer_present_or_absent_in_every_testable_candidate():
+    probe, calls = regression_at(0, skips={"r15", "r3"})
+    result = bisect(RELEASES, probe, move_ends=True)
+    assert (result.verdict, result.first_new, result.last_old) == (PRESENT_THROUGHOUT, None, None)
+    assert sorted(calls) == sorted(RELEASES)  # every candidate was asked: "every testable" is checked, not assumed
+    assert result.testable == ["r0", "r14"] and [m["end"] for m in result.ends_moved] == ["new"]
+    probe, _ = regression_at(99)
+    result = bisect(RELEASES, probe, mode="fix", move_ends=True)
+    assert result.verdict == ABSENT_THROUGHOUT and result.ends_moved == [] and result.testable == ["r0", "r15"]
+    probe, _ = regression_at(0, skips=set(RELEASES) - {"r5"})  # one candidate can test
+    result = bisect(RELEASES, probe, move_ends=True)
+    assert result.verdict == PRESENT_THROUGHOUT and result.testable == ["r5", "r5"]
+    assert [(m["from"], m["to"]) for m in result.ends_moved] == [("r15", "r5"), ("r0", "r5")]
+
+
+def test_releases_still_refuse_what_has_no_answer():
+    def comes_and_goes(name):
+        return (ABSENT if 4 <= RELEASES.index(name) <= 10 else PRESENT), ""
+    with pytest.raises(BisectError, match="comes and goes between r0 and r15 .*r4: absent"):
+        bisect(RELEASES, comes_and_goes, move_ends=True)
+    with pytest.raises(BisectError, match="none of r0..r15 can test the bug"):
+        bisect(RELEASES, lambda name: (SKIP, "unknown processor"), move_ends=True)
+    probe, _ = regression_at(8, skips={"r15"})  # a regression bisected as a fix: the ends are the other way round
+    with pytest.raises(BisectError, match="r14 .the fixed end. does not show the bug absent.*moved from r15 to r14"):
+        bisect(RELEASES, probe, mode="fix", move_ends=True)

@@ -97,6 +97,37 @@ def test_an_interrupted_bisection_resumes_from_its_saved_probes(tmp_path, gfxhou
     assert not list(cache.glob("bisect-state-*.json"))  # a finished bisection leaves no state behind
 
 
+def _stub_cache(tmp_path, exits: dict):
+    """Release venvs whose `python` only exits as told (0 absent, 1 present, 125 cannot test), whatever it runs."""
+    cache = tmp_path / "venvs"
+    for version, code in exits.items():
+        entry = cache / f"triton-{version}" / "bin"
+        entry.mkdir(parents=True)
+        (entry / "python").write_text(f"#!/bin/sh\nexit {code}\n")
+        (entry / "python").chmod(0o755)
+        (entry.parent / ".complete").write_text(version)
+    return cache
+
+
+def test_a_release_that_cannot_run_the_repro_moves_the_end_inward(tmp_path, gfxhound_bin):
+    """3.4.0 cannot run the repro (an API it lacks, say): the good end moves to 3.5.0, and the record says so; when
+    3.5.0 already has the bug, the answer is "present in every testable release"."""
+    script = tmp_path / "repro.py"
+    script.write_text("import sys\nsys.exit(1)\n")
+    for exits, verdict in (({"3.4.0": 125, "3.5.0": 0, "3.9.0": 1}, "boundary"),
+                           ({"3.4.0": 125, "3.5.0": 1, "3.9.0": 1}, "present-throughout")):
+        cache = _stub_cache(tmp_path / verdict, exits)
+        proc = subprocess.run([gfxhound_bin, "bisect", "--repro", str(script), "--triton", "3.4.0..3.9.0", "--cache",
+                               str(cache), "--only-cached", "--json"], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        record = json.loads(proc.stdout)
+        assert record["verdict"] == verdict and record["testable"] == ["3.5.0", "3.9.0"]
+        assert [(m["end"], m["from"], m["to"], list(m["why"])) for m in record["ends_moved"]] == [
+            ("old", "3.4.0", "3.5.0", ["3.4.0"])]
+        if verdict == "boundary":
+            assert (record["first_new"], record["last_old"]) == ("3.9.0", "3.5.0")
+
+
 def test_versions_sort_with_pre_releases_before_their_release():
     assert sorted(["3.10.0", "3.5.0", "3.5.0rc1", "3.4.0"], key=version_key) == ["3.4.0", "3.5.0rc1", "3.5.0",
                                                                                   "3.10.0"]

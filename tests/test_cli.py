@@ -59,6 +59,22 @@ def test_user_errors_are_one_line(gfxhound_bin, tmp_path, args, words):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("args, words", [
+    ([], "say what to bisect over, once"),
+    (["--llc", "14..22"], "give the IR"),
+    (["--ll", "missing.ll", "--llc", "14..22"], "--ll missing.ll: no such file"),
+    (["feedbeef", "--llc", "14..22"], "no finding matches"),
+    (["feedbeef", "--repro", "r.py", "--llc", "14..22"], "name one thing to bisect"),
+    (["--repro", "r.py", "--llc", "14..22"], "bisects a .ll"),
+    (["--triton", "3.4.0..3.9.0", "--repeat", "0"], "--repeat"),
+    (["--triton", "3.4.0..3.9.0", "--expect", "("], "not a regular expression"),
+    (["--commits", "main", "--repo", ".", "--recipe", "llvm"], "give a range OLD..NEW"),
+])
+def test_bisect_user_errors_are_one_line(gfxhound_bin, tmp_path, args, words):
+    """The command line parses; bisect/run.py says what is wrong with the request (one line, exit 2)."""
+    test_user_errors_are_one_line(gfxhound_bin, tmp_path, ["bisect", *args], words)
+
+
 def test_corrupt_corpus_entry_is_a_clear_error(gfxhound_bin, tmp_path):
     bad = tmp_path / "c" / "0123456789abcdef"
     bad.mkdir(parents=True)

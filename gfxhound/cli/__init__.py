@@ -2,11 +2,10 @@
 per command family, each adding its own arguments."""
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-from .common import UserError
+from .common import Parser, UserError
 
 
 def build_parser():
@@ -15,7 +14,7 @@ def build_parser():
     from .fuzz import add_fuzz
     from .reduce import add_reduce
     from .report import add_nightly, add_perf, add_report, add_verify
-    parser = argparse.ArgumentParser(prog="gfxhound", description=__doc__)
+    parser = Parser(prog="gfxhound", description=__doc__)  # its subcommands' parsers are Parsers too
     sub = parser.add_subparsers(dest="command", required=True)
     add_fuzz(sub)
     add_corpus(sub)

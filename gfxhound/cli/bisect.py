@@ -1,16 +1,15 @@
 """`gfxhound bisect`: the three kinds of candidates (Triton releases, llc versions, commits built from source) behind
-one command, one progress line format and one record (bisect.json). The bisection itself is bisect/core.py."""
+one command. This module only reads argv and the environment; the workflows are bisect/run.py, the bisection
+itself bisect/core.py."""
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import os
 import re
-import shlex
-import shutil
 import sys
 from pathlib import Path
+
+from .common import FlagsValue, cache_dir, default_lld
 
 
 def add_bisect(sub):
@@ -43,8 +42,10 @@ def add_arguments(bis):
                                     "first")
     llvm.add_argument("--ll", help="the LLVM IR to compile (default: the finding's reduced/llvm-ir/reduced.ll); "
                                    "with --commits, the input of the hand-off into llvm-project")
-    llvm.add_argument("--llc-args", dest="llc_args", help="llc's flags (default: the finding's reducing command, "
-                                                          "else -mtriple=amdgcn-amd-amdhsa -mcpu=MCPU -O2)")
+    llvm.add_argument("--llc-args", dest="llc_args", action=FlagsValue, metavar="FLAGS",
+                      help="llc's flags, as typed: --llc-args -mcpu=gfx90a or --llc-args \"-mtriple=... -O2\" "
+                           "(default: the finding's reducing command, else -mtriple=amdgcn-amd-amdhsa -mcpu=MCPU "
+                           "-O2)")
     llvm.add_argument("--mcpu", default="gfx942")
     com = bis.add_argument_group("commits built from source")
     com.add_argument("--commits", help="OLD..NEW: commits (hashes, tags, branches) of --repo")
@@ -68,332 +69,34 @@ def cmd_bisect(args):
     if args.repeat < 1:
         raise UserError("--repeat: give 1 or more runs per probe")
     if args.expect is not None:
-        import re
         try:
             if re.search(args.expect, ""):
                 raise UserError(f"--expect {args.expect!r} matches empty output: give what the failure prints")
         except re.error as exc:
             raise UserError(f"--expect {args.expect!r} is not a regular expression ({exc})") from None
+    from gfxhound.bisect import run
     from gfxhound.bisect.core import BisectError
+    request = run.Request(cache=_cache(args, {"triton": "venvs", "llc": "llc", "commits": "commits"}[kinds[0]]),
+                          finding=args.id, lld=default_lld(), log=lambda line: print(line, file=sys.stderr),
+                          **{name: getattr(args, name) for name in _PASSED})
     try:
-        return {"triton": _releases, "llc": _llc_versions, "commits": _commits}[kinds[0]](args)
+        outcome = {"triton": run.releases, "llc": run.llc_versions, "commits": run.commits}[kinds[0]](request)
     except BisectError as exc:
         raise UserError(str(exc)) from None
+    if outcome.record is None:
+        return 0
+    if args.json:
+        print(json.dumps(outcome.record, indent=1))
+        return 0
+    for line in outcome.lines:
+        print(line)
+    return 0
+
+
+# the options bisect/run.py's Request takes as they are
+_PASSED = ("corpus", "repro", "expect", "fix", "repeat", "timeout", "clear", "triton", "only_cached", "prefetch",
+           "llc", "ll", "llc_args", "mcpu", "commits", "repo", "recipe", "input", "dep_repo", "define", "jobs")
 
 
 def _cache(args, kind: str) -> Path:
-    from gfxhound.cli.common import cache_dir
     return Path(os.path.abspath(Path(args.cache).expanduser())) if args.cache else Path(cache_dir()) / kind
-
-
-def _finding(args):
-    from gfxhound.cli.common import UserError
-    if args.id and args.repro:
-        raise UserError("name one thing to bisect: a finding (gfxhound bisect ID) or a script (--repro FILE)")
-    if not args.id:
-        return None, None
-    from gfxhound.corpus_store import Corpus
-    corpus = Corpus(args.corpus)
-    return corpus, corpus.get(args.id)
-
-
-def _existing(path: str, what: str) -> Path:
-    from gfxhound.cli.common import UserError
-    p = Path(path).expanduser().resolve()
-    if not p.is_file():
-        raise UserError(f"{what} {path}: no such file")
-    return p
-
-
-class Progress:
-    """`step k (of about N): candidate: outcome [runs] - detail`, on stderr."""
-
-    def __init__(self, n: int, label=lambda c: c):
-        self.steps = math.ceil(math.log2(max(2, n))) + 2  # both ends, then the halvings
-        self.label = label
-
-    def __call__(self, p, step, title=""):
-        runs = f" [{', '.join(p.runs)}]" if len(p.runs) > 1 else ""
-        print(f"  step {step} (of about {self.steps}): {self.label(p.candidate)}{(' ' + title[:60]) if title else ''}"
-              f": {p.outcome}{runs} - {p.detail[:120]}", file=sys.stderr)
-
-
-def _resumable(root: Path, parts: list):
-    from gfxhound.bisect.core import ProbeLog
-    key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
-    log = ProbeLog(root / f"bisect-state-{key}.json")
-    saved = log.load()
-    if saved:
-        print(f"  resuming: {len(saved)} probes from {log.path}", file=sys.stderr)
-    return log, saved
-
-
-def _finish(args, result, record, corpus, finding, noun):
-    if finding:
-        corpus.write_bisect(finding.signature, record)
-    if args.json:
-        print(json.dumps(record, indent=1))
-        return 0
-    mode = result["mode"]
-    print(f"first {noun} {'with' if mode == 'regression' else 'without'} the bug: {result['first_new_label']} "
-          f"(last {'good' if mode == 'regression' else 'bad'}: {result['last_old_label']}); "
-          f"{len(result['probes'])} probes for {len(result['candidates'])} candidates; "
-          f"confidence {result['confidence']:.2f}"
-          + (f"; untested between: {', '.join(result['untested_between'])}" if result["untested_between"] else ""))
-    for warning in record.get("warnings", []):
-        print(f"warning: {warning}")
-    return 0
-
-
-# --- Triton releases ------------------------------------------------------------------------------------------
-
-def _releases(args):
-    from gfxhound.bisect.core import PRESENT, Probe, bisect
-    from gfxhound.bisect.releases import ReleaseError, VenvCache, available_versions, release_range
-    from gfxhound.protocol import run_repro
-    from gfxhound.cli.common import UserError, default_lld
-
-    cache = VenvCache(_cache(args, "venvs"))
-    if args.clear:
-        cache.clear()
-        print(f"cleared {cache.root}", file=sys.stderr)
-    corpus, finding = _finding(args)
-    if not finding and not args.repro:
-        if args.clear:
-            return 0
-        raise UserError("name one thing to bisect: a finding (gfxhound bisect ID) or a script (--repro FILE)")
-    script = _existing(args.repro, "--repro") if args.repro else None
-    try:
-        versions = cache.cached() if args.only_cached else available_versions()  # --only-cached: offline
-        candidates = release_range(args.triton, versions)
-    except ReleaseError as exc:
-        raise UserError(str(exc)) from None
-    if args.only_cached:  # offline, or to spend no downloads: bisect over the releases already built
-        candidates = [v for v in candidates if cache.ready(v)]
-        ends = [e.strip() for e in args.triton.split("..")]
-        if len(candidates) < 2 or [candidates[0], candidates[-1]] != ends:
-            raise UserError(f"--only-cached: the cache at {cache.root} lacks an end of {args.triton} "
-                            f"(has: {', '.join(candidates) or 'none'})")
-    env = {"PYTHONWARNINGS": "ignore"}
-    if default_lld():
-        env["TRITON_HIP_LLD_PATH"] = default_lld()
-
-    def probe_script(version, path):
-        try:
-            python = cache.ensure(version, log=lambda line: print(f"  {line}", file=sys.stderr))
-        except ReleaseError as exc:
-            return "skip", str(exc)
-        return run_repro(python, path, args.timeout, args.expect, env)
-
-    mode = "fix" if args.fix else "regression"
-    known = {}
-    if finding:  # the example whose repro shows the bug at the end of the range that must have it
-        end = candidates[-1] if mode == "regression" else candidates[0]
-        tried = []
-        for example in corpus.example_dirs(finding.signature):
-            outcome, detail = probe_script(end, example / "repro.py")
-            tried.append(f"{example.name}: {outcome}")
-            if outcome == PRESENT:
-                script = example / "repro.py"
-                known[end] = Probe(end, outcome, [outcome], 0.0, detail)
-                break
-        else:
-            raise UserError(f"no example of {finding.signature} shows the bug under triton {end} ({'; '.join(tried)}"
-                            f"); it was seen with {', '.join(finding.toolchains)}: start the range there")
-    log, saved = _resumable(cache.root, [script.read_text(), candidates, mode, args.expect, args.timeout,
-                                         args.repeat])
-    known.update(saved)
-    progress = Progress(len(candidates), lambda v: f"triton {v}")
-
-    def save_state(p, step):
-        progress(p, step)
-        known[p.candidate] = p
-        log.save(known)
-
-    from gfxhound.bisect.releases import Prefetcher
-    ahead = Prefetcher(cache, log=lambda line: print(f"  {line} [ahead]", file=sys.stderr)) \
-        if args.prefetch and not args.only_cached else None
-    result = bisect(candidates, lambda v: probe_script(v, script), mode=mode, on_probe=save_state,
-                    repeat=args.repeat, known=known, ahead=ahead)
-    log.done()  # finished: the record below replaces the saved probes
-    shown = str(script.relative_to(corpus.path(finding.signature))) if finding else script.name  # no local paths
-    data = result.to_json()
-    record = dict(data, kind="triton-releases", range=args.triton, repro=shown, expect=args.expect,
-                  venvs_built=cache.built,
-                  venv_seconds=round(cache.build_seconds, 1), signature=finding.signature if finding else None)
-    return _finish(args, dict(data, first_new_label=f"triton {result.first_new}",
-                              last_old_label=f"triton {result.last_old}"), record, corpus, finding, "release")
-
-
-# --- llc versions ---------------------------------------------------------------------------------------------
-
-def _llc_versions(args):
-    from gfxhound.bisect.core import bisect
-    from gfxhound.bisect.llvm_releases import LlcError, expected_failure, llc_candidates, llc_probe
-    from gfxhound.cli.common import UserError
-
-    corpus, finding = _finding(args)
-    if args.repro:
-        raise UserError("--llc bisects a .ll (--ll FILE, or a finding with an LLVM IR reduction), not a script")
-    reduce_info = {}
-    if finding:
-        reduced = corpus.path(finding.signature) / "reduced" / "llvm-ir"
-        if not args.ll and not (reduced / "reduced.ll").exists():
-            raise UserError(f"{finding.signature} has no LLVM IR reduction: run `gfxhound reduce "
-                            f"{finding.signature[:8]} --level llvm-ir` first, or give --ll FILE")
-        if (reduced / "reduce.json").exists():
-            reduce_info = json.loads((reduced / "reduce.json").read_text())
-        ll = _existing(args.ll, "--ll") if args.ll else (reduced / "reduced.ll").resolve()
-    elif args.ll:
-        ll = _existing(args.ll, "--ll")
-    else:
-        raise UserError("give the IR: --ll FILE, or a finding whose LLVM IR was reduced")
-    command = reduce_info.get("command") or []
-    if args.llc_args:
-        llc_args = shlex.split(args.llc_args)
-    elif command:
-        llc_args = command[1:-1]  # the reducing command, without its llc and its input
-    else:
-        llc_args = ["-mtriple=amdgcn-amd-amdhsa", f"-mcpu={args.mcpu}", "-O2", "-filetype=null"]
-    try:
-        candidates = llc_candidates(args.llc)
-    except LlcError as exc:
-        raise UserError(str(exc)) from None
-    paths = dict(candidates)
-    labels = [label for label, _ in candidates]
-    expect = args.expect
-    if expect is None and command and Path(command[0]).exists():
-        expect = expected_failure(command[0], llc_args, ll, args.timeout)  # the crash the finding is known by
-    mode = "fix" if args.fix else "regression"
-    log, known = _resumable(_cache(args, "llc"), [ll.read_text(), labels, list(paths.values()), llc_args, expect,
-                                                  mode, args.timeout, args.repeat])
-    progress = Progress(len(labels), lambda v: f"llc {v}")
-
-    def save_state(p, step):
-        progress(p, step)
-        known[p.candidate] = p
-        log.save(known)
-
-    result = bisect(labels, lambda label: llc_probe(paths[label], llc_args, ll, args.timeout, expect), mode=mode,
-                    repeat=args.repeat, known=known, on_probe=save_state)
-    log.done()
-    data = result.to_json()
-    shown = ll.name if not finding else str(ll.relative_to(corpus.path(finding.signature))) \
-        if ll.is_relative_to(corpus.path(finding.signature)) else ll.name
-    record = dict(data, kind="llvm-releases", llc={label: paths[label] for label in labels},
-                  llc_args=llc_args, input=shown, expect=expect,
-                  signature=finding.signature if finding else None)
-    return _finish(args, dict(data, first_new_label=f"llc {result.first_new}",
-                              last_old_label=f"llc {result.last_old}"), record, corpus, finding, "llc")
-
-
-# --- commits built from source --------------------------------------------------------------------------------
-
-def _commits(args):
-    from gfxhound.bisect.builds import RecipeError, load_recipe
-    from gfxhound.bisect.commits import CommitJob, run
-    from gfxhound.bisect.git_repo import GitError, GitRepo
-    from gfxhound.cli.common import UserError, default_lld
-
-    if not args.repo or not args.recipe:
-        raise UserError("--commits needs the clone (--repo PATH) and how to build it (--recipe llvm|llvm-mlir|"
-                        "triton|FILE.json)")
-    if ".." not in args.commits:
-        raise UserError(f"--commits {args.commits!r}: give a range OLD..NEW")
-    old, new = (part.strip() for part in args.commits.split("..", 1))
-    try:
-        recipe = load_recipe(args.recipe)
-        repo = GitRepo(args.repo)
-        dep_repo = GitRepo(args.dep_repo) if args.dep_repo else None
-    except (RecipeError, GitError) as exc:
-        raise UserError(str(exc)) from None
-    cache = _cache(args, "commits")
-    if args.clear:
-        for r in (repo, dep_repo):
-            if r:
-                r.worktree(cache / "worktrees").remove()
-        for part in ("builds", "worktrees", "state"):  # only what commit bisection keeps there
-            shutil.rmtree(cache / part, ignore_errors=True)
-        print(f"cleared the builds, worktrees and saved probes in {cache}", file=sys.stderr)
-    corpus, finding = _finding(args)
-    ll = _existing(args.ll, "--ll") if args.ll else None
-    if finding and ll is None and (corpus.path(finding.signature) / "reduced" / "llvm-ir" / "reduced.ll").exists():
-        ll = (corpus.path(finding.signature) / "reduced" / "llvm-ir" / "reduced.ll").resolve()
-    if args.input:
-        probe_input = _existing(args.input, "--input")
-    elif args.repro:
-        probe_input = _existing(args.repro, "--repro")
-    elif finding and recipe.name.startswith("triton"):
-        probe_input = next((e / "repro.py" for e in corpus.example_dirs(finding.signature)), None)
-    else:
-        probe_input = ll
-    if probe_input is None:
-        raise UserError("nothing to probe: give --input FILE (or --repro FILE, or --ll FILE for llc recipes)")
-    defines = {"mcpu": args.mcpu, "opt": "2"}
-    handoff_expect = None
-    reduce_json = corpus.path(finding.signature) / "reduced" / "llvm-ir" / "reduce.json" if finding else None
-    if reduce_json is not None and reduce_json.exists() and ll is not None:
-        # llc as the finding's reduction ran it: its processor and level, and the crash it is known by
-        from gfxhound.bisect.llvm_releases import expected_failure
-        command = json.loads(reduce_json.read_text()).get("command") or []
-        for flag in command[1:-1]:
-            if flag.startswith("-mcpu="):
-                defines["mcpu"] = flag.split("=", 1)[1]
-            elif re.fullmatch(r"-O[0-3]", flag):
-                defines["opt"] = flag[2:]
-        if command and Path(command[0]).exists():
-            handoff_expect = expected_failure(command[0], command[1:-1], ll, args.timeout)
-    for item in args.define:
-        name, sep, value = item.partition("=")
-        if not sep or not name.isidentifier():
-            raise UserError(f"--define {item!r}: give NAME=VALUE")
-        defines[name] = value
-    env = {"PYTHONWARNINGS": "ignore"}
-    if default_lld():
-        env["TRITON_HIP_LLD_PATH"] = default_lld()
-    job = CommitJob(repo, old, new, recipe, probe_input, cache, "fix" if args.fix else "regression", args.expect,
-                    args.timeout, args.repeat, args.jobs, defines, env, dep_repo, ll, args.expect or handoff_expect)
-    if recipe.name.startswith("llvm") and args.expect is None and handoff_expect:
-        job.expect = handoff_expect  # bisecting llvm-project itself: the same crash, not any crash
-    try:
-        n = len(repo.commits_between(old, new))
-    except GitError as exc:
-        raise UserError(str(exc)) from None
-    print(f"bisecting {n} commits of {repo.path.name} ({old}..{new}) with the {recipe.name} recipe; builds are "
-          f"cached in {cache}", file=sys.stderr)
-    progress = Progress(n, lambda sha: sha[:12])
-    import git
-    try:
-        record = run(job, log=lambda line: print(f"  {line}", file=sys.stderr), on_probe=progress)
-    except (RecipeError, GitError) as exc:
-        raise UserError(str(exc)) from None
-    except git.GitCommandError as exc:
-        raise UserError(f"git failed: {' '.join(map(str, exc.command))[:150]}: "
-                        f"{(exc.stderr or '').strip()[:200]}") from None
-    record["signature"] = finding.signature if finding else None
-    culprit, last = record["culprit"], record["last_old_commit"]
-    if finding:
-        corpus.write_bisect(finding.signature, record)
-    if args.json:
-        print(json.dumps(record, indent=1))
-        return 0
-    verb = "first bad commit" if job.mode == "regression" else "first fixed commit"
-    print(f"{verb}: {culprit['hash'][:12]} {culprit['title']} ({culprit['date'][:10]})"
-          + (f" {culprit['link']}" if culprit.get("link") else "")
-          + f"\n  last {'good' if job.mode == 'regression' else 'bad'}: {last['hash'][:12]} {last['title']}; "
-          f"{len(record['probes'])} probes for {n} commits, {record['builds_built']} builds; "
-          f"confidence {record['confidence']:.2f}"
-          + (f"; untested between: {', '.join(c[:12] for c in record['untested_between'])}"
-             if record["untested_between"] else ""))
-    warnings = list(record["warnings"])
-    for handoff in record.get("handoff", []):
-        if handoff.get("result"):
-            sub = handoff["result"]["culprit"]
-            print(f"  it moved {handoff['pin_file']}: in {Path(handoff['result']['repo']).name}, {verb}: "
-                  f"{sub['hash'][:12]} {sub['title']}" + (f" {sub['link']}" if sub.get("link") else ""))
-            warnings += handoff["result"]["warnings"]
-        else:
-            print(f"  it moved {handoff['pin_file']}; no hand-off: {handoff.get('error') or handoff.get('skipped')}")
-    for warning in warnings:
-        print(f"warning: {warning}")
-    return 0

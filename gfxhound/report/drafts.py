@@ -159,11 +159,21 @@ def _bisection(newest_first: "list[dict]") -> str:
         else:
             what = {"triton-releases": "Triton releases", "llvm-releases": "LLVM releases (llc)"}.get(r.get("kind"),
                                                                                                   r.get("kind"))
-            out.append(f"- {what} ({r.get('range') or ', '.join(r['candidates'])}): {verb}: **{r['first_new']}** "
-                       f"(last {'good' if r.get('mode') == 'regression' else 'bad'}: {r['last_old']}); "
-                       f"{len(r['probes'])} probes, confidence {r['confidence']:.2f}"
-                       + (f"; untested between: {', '.join(r['untested_between'])}" if r.get("untested_between")
-                          else "") + ".")
+            span = r.get("range") or ", ".join(r["candidates"])
+            if r.get("first_new") is None:  # the same state at every release that can test it
+                out.append(f"- {what} ({span}): **{r['verdict'].split('-')[0]} in every testable release** "
+                           + (f"({r['testable'][0]} to {r['testable'][1]})" if r["testable"][0] != r["testable"][1]
+                              else f"(only {r['testable'][0]} can test it)")
+                           + f"; {len(r['probes'])} probes, confidence {r['confidence']:.2f}.")
+            else:
+                out.append(f"- {what} ({span}): {verb}: **{r['first_new']}** "
+                           f"(last {'good' if r.get('mode') == 'regression' else 'bad'}: {r['last_old']}); "
+                           f"{len(r['probes'])} probes, confidence {r['confidence']:.2f}"
+                           + (f"; untested between: {', '.join(r['untested_between'])}" if r.get("untested_between")
+                              else "") + ".")
+            for m in r.get("ends_moved", []):
+                out.append(f"  - The {'newer' if m['end'] == 'new' else 'older'} end moved from {m['from']} to "
+                           f"{m['to']}: {', '.join(m['why'])} cannot test it.")
     return "\n".join(out)
 
 

@@ -201,7 +201,9 @@ class Night:
                                   f"{self.c.previous_triton}..{current}", "--json"], f"bisect {sig[:8]}")
                 if done and done[0] == 0:
                     r = json.loads(done[1])
-                    entry["bisect"] = f"first bad: triton {r['first_new']} (last good {r['last_old']})"
+                    entry["bisect"] = (f"first bad: triton {r['first_new']} (last good {r['last_old']})"
+                                       if r["first_new"] else f"{r['verdict'].split('-')[0]} in every testable "
+                                       f"release (triton {r['testable'][0]} to {r['testable'][1]})")
         drafts = self.dir / "drafts" / sig
         done = self._run(["report", sig, "--corpus", corpus, "--out", str(drafts), "--json"]
                          + (["--triage", str(self.c.triage)] if self.c.triage else []), f"report {sig[:8]}")
