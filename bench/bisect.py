@@ -44,7 +44,7 @@ def report(name: str, runs: list):
         probing = sum(p["seconds"] for p in record["probes"])  # each probe's time, its venv or build included
         print(f"  {label:<44} {len(record['probes'])} probes for {n} candidates (ceil(log2 n) + 2 ends = "
               f"{math.ceil(math.log2(n)) + 2}); {seconds:6.1f} s ({probing:.1f} s in probes); built {built}; "
-              f"answer {record['first_new'][:12]}")
+              f"answer {(record['first_new'] or record.get('verdict', '?'))[:12]}")
     ratio = runs[1][2] / runs[0][2]
     print(f"  second / first (warm cache, different repro): {ratio:.3f}  (target <= 0.2)")
     return ratio

@@ -54,7 +54,7 @@ class BisectResult:
     untested_between: list = field(default_factory=list)  # skipped candidates between the two
     probes: list = field(default_factory=list)
     confidence: float = 1.0
-    format: int = 1
+    format: int = 2  # 2: verdict, testable, ends_moved; first_new is None unless the verdict is BOUNDARY
     verdict: str = BOUNDARY  # or the bug is in one state at every candidate that can test it
     testable: list = field(default_factory=list)  # [oldest, newest] candidate that can test (the ends, moved)
     ends_moved: list = field(default_factory=list)  # {"end": "old"|"new", "from", "to", "why": {candidate: detail}}

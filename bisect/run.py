@@ -16,7 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gfxhound.corpus_store import Corpus
+from gfxhound.corpus_store import Corpus, Example
+from gfxhound.corpus_store.layout import REDUCE_RECORD
 from gfxhound.protocol import run_repro
 
 from .core import PRESENT, BisectError, Probe, ProbeLog, bisect
@@ -71,15 +72,15 @@ class Outcome:
 # --- where the corpus keeps what a bisection reads ------------------------------------------------------------
 
 def _reduced_ll(corpus: Corpus, signature: str) -> Path:
-    return corpus.path(signature) / "reduced" / "llvm-ir" / "reduced.ll"
+    return corpus.reduction(signature, "llvm-ir").ll
 
 
 def _reduce_json(corpus: Corpus, signature: str) -> Path:
-    return corpus.path(signature) / "reduced" / "llvm-ir" / "reduce.json"
+    return corpus.reduction(signature, "llvm-ir").file(REDUCE_RECORD)
 
 
 def _example_repro(example: Path) -> Path:
-    return example / "repro.py"
+    return Example(example).repro
 
 
 # --- shared -----------------------------------------------------------------------------------------------------
