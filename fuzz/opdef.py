@@ -55,7 +55,6 @@ class OpDef:
     draw_attrs: Callable = field(default=lambda draw, types, caps: {})
     valid: Callable = field(default=lambda types, attrs, ctx: True)
     needs: str = ""  # capability key (see fuzz/capabilities.py); "" = always present
-    weight: float = 1.0
     ub_guard: str = ""  # what the emission does to exclude undefined behaviour
     ref: Callable = None  # (kit, operand values, types, attrs, node) -> result value(s); see the module docstring
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from . import dtypes as D
+from . import odds
 from .opdef import OpDef, VType, is_t
 
 OPS: list[OpDef] = []  # this class's ops, in the order the registry (fuzz/ops.py) lists them
@@ -42,9 +43,9 @@ def _cast_attrs(draw, types, caps):
     if D.is_fp8(src):
         choices = D.usable(FP8_PARTNERS, caps)
     else:
-        choices = D.usable(D.COMMON_DTYPES * 3 + D.MEMORY_DTYPES + ("i1",), caps)
+        choices = D.usable(D.COMMON_DTYPES * odds.CAST_COMMON_COPIES + D.MEMORY_DTYPES + ("i1",), caps)
         if src in FP8_PARTNERS and caps.allows("cast:to-fp8"):
-            choices += D.usable(D.FP8, caps) * 2
+            choices += D.usable(D.FP8, caps) * odds.CAST_FP8_COPIES
     dst = draw(st.sampled_from([d for d in choices if d != src] or ["fp32"]))
     attrs = {"dtype": dst}
     if src == "fp32" and _rounding_ok(dst, caps) and draw(st.booleans()):
@@ -70,11 +71,11 @@ def _cast_valid(types, attrs, ctx):
 OPS.append(OpDef("cast", "cast", 1, lambda s, v, c: is_t(v), lambda t, a, c: [VType("t", a["dtype"], t[0].axes)],
                  _cast_emit, draw_attrs=_cast_attrs, valid=_cast_valid,
                  ub_guard="float->int: NaN to 0, clamped to the target range; float->fp8: clamped to the finite "
-                          "range", weight=1.5,
+                          "range",
                  ref=lambda k, x, t, a, n: k.cast(x[0], a["dtype"], a.get("rounding"))))
 
 _BITCAST_PAIRS = {"fp32": "i32", "i32": "fp32", "fp16": "bf16", "bf16": "fp16", "fp64": "i64", "i64": "fp64"}
 OPS.append(OpDef("bitcast", "cast", 1, lambda s, v, c: is_t(v, tuple(_BITCAST_PAIRS)),
                  lambda t, a, c: [VType("t", _BITCAST_PAIRS[t[0].dtype], t[0].axes)],
-                 lambda n, t, a, c: f"{n[0]}.to({D.tl(_BITCAST_PAIRS[t[0].dtype])}, bitcast=True)", weight=0.5,
+                 lambda n, t, a, c: f"{n[0]}.to({D.tl(_BITCAST_PAIRS[t[0].dtype])}, bitcast=True)",
                  ref=lambda k, x, t, a, n: k.bitcast(x[0], _BITCAST_PAIRS[t[0].dtype])))

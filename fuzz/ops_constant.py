@@ -8,6 +8,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from . import dtypes as D
+from . import odds
 from .opdef import OpDef, VType
 
 OPS: list[OpDef] = []  # this class's ops, in the order the registry (fuzz/ops.py) lists them
@@ -16,7 +17,7 @@ _SHAPES = ["", "M", "N", "K", "MN", "NM", "MK", "KM", "KN", "NK"]
 
 
 def _full_attrs(draw, types, caps):
-    dtype = draw(st.sampled_from(D.usable(D.COMMON_DTYPES * 3 + D.MEMORY_DTYPES, caps)))
+    dtype = draw(st.sampled_from(D.usable(D.COMMON_DTYPES * odds.FULL_COMMON_COPIES + D.MEMORY_DTYPES, caps)))
     value = draw(st.sampled_from([0, 1, 2, -1, 3]))
     return {"dtype": dtype, "axes": draw(st.sampled_from(_SHAPES)), "value": value}
 
@@ -31,9 +32,9 @@ def _full_emit(n, t, attrs, ctx):
 
 
 OPS.append(OpDef("full", "constant", 0, lambda s, v, c: False,
-                 lambda t, a, c: [VType("t", a["dtype"], a["axes"])], _full_emit, draw_attrs=_full_attrs, weight=0.7,
+                 lambda t, a, c: [VType("t", a["dtype"], a["axes"])], _full_emit, draw_attrs=_full_attrs,
                  ref=lambda k, x, t, a, n: k.full(a["value"], a["dtype"], k.shape(a["axes"]))))
 OPS.append(OpDef("arange", "constant", 0, lambda s, v, c: False, lambda t, a, c: [VType("t", "i32", a["axis"])],
                  lambda n, t, a, c: f"tl.arange(0, {c.block(a['axis'])})",
-                 draw_attrs=lambda draw, types, caps: {"axis": draw(st.sampled_from("MNK"))}, weight=0.5,
+                 draw_attrs=lambda draw, types, caps: {"axis": draw(st.sampled_from("MNK"))},
                  ref=lambda k, x, t, a, n: k.arange(k.shape(a["axis"])[0])))

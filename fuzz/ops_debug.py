@@ -11,4 +11,4 @@ OPS: list[OpDef] = []  # this class's ops, in the order the registry (fuzz/ops.p
 
 OPS.append(OpDef("device_assert", "debug", 1, lambda s, v, c: is_t(v, ("i1",)), lambda t, a, c: [],
                  lambda n, t, a, c: f'tl.device_assert({n[0]} | True, "gfxhound")', needs="op:device_assert",
-                 weight=0.4, ub_guard="the asserted condition is always true", ref=lambda k, x, t, a, n: None))
+                 ub_guard="the asserted condition is always true", ref=lambda k, x, t, a, n: None))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from . import dtypes as D
+from . import odds
 from .opdef import OpDef, VType, is_t
 
 OPS: list[OpDef] = []  # this class's ops, in the order the registry (fuzz/ops.py) lists them
@@ -49,7 +50,7 @@ def _dot_attrs(draw, types, caps):
     if len(types) == 3:
         if types[2].dtype == "fp16":
             attrs["out_dtype"] = "fp16"
-    elif types[0].dtype in ("fp16",) and draw(st.integers(0, 4)) == 0:
+    elif types[0].dtype in ("fp16",) and odds.chance(draw, odds.DOT_FP16_OUT):
         attrs["out_dtype"] = "fp16"
     return attrs
 
@@ -86,6 +87,6 @@ _dot_result = lambda t, a, c: [VType("t", _dot_out(t, a), t[0].axes[0] + t[1].ax
 _dot_ref = lambda k, x, t, a, n: k.dot(x[0], x[1], x[2] if len(x) > 2 else None, _dot_out(t, a),  # noqa: E731
                                        a.get("input_precision"))
 OPS.append(OpDef("dot", "dot", 2, _dot_accepts, _dot_result, _dot_emit, draw_attrs=_dot_attrs, valid=_dot_valid,
-                 weight=2.0, ref=_dot_ref))
+                 ref=_dot_ref))
 OPS.append(OpDef("dot_acc", "dot", 3, _dot_acc_accepts, _dot_result, _dot_emit, draw_attrs=_dot_attrs,
-                 valid=_dot_valid, weight=2.0, ref=_dot_ref))
+                 valid=_dot_valid, ref=_dot_ref))

@@ -89,5 +89,5 @@ def _scaled_ref(roles):
 
 for _name, _roles in SCALED_ROLES.items():
     OPS.append(OpDef(_name, "dot", len(_roles), _scaled_accepts(_roles), lambda t, a, c: [VType("t", "fp32", "MN")],
-                     _scaled_emit(_roles), valid=_scaled_valid(_roles), needs="op:dot_scaled", weight=0.5,
+                     _scaled_emit(_roles), valid=_scaled_valid(_roles), needs="op:dot_scaled",
                      ref=_scaled_ref(_roles)))

@@ -14,17 +14,17 @@ from .opdef import OpDef, VType, first_dtypes, is_t, keep_type, pin, wider_axes
 OPS: list[OpDef] = []  # this class's ops, in the order the registry (fuzz/ops.py) lists them
 
 
-def _binary(name, fmt, dtypes, guard="", weight=1.0, pinned=False):
+def _binary(name, fmt, dtypes, guard="", pinned=False):
     def emit(n, types, attrs, ctx):
         expr = fmt.format(a=n[0], b=n[1], mask=D.DTYPES[types[1].dtype].bits - 1)
         return pin(expr, types[0].dtype) if pinned else expr
-    OPS.append(OpDef(name, "elementwise", 2, first_dtypes(dtypes), keep_type, emit, ub_guard=guard, weight=weight,
+    OPS.append(OpDef(name, "elementwise", 2, first_dtypes(dtypes), keep_type, emit, ub_guard=guard,
                      ref=lambda k, x, t, a, n: k.binary(name, x[0], x[1])))
 
 
 for _name, _fmt in [("add", "{a} + {b}"), ("sub", "{a} - {b}"), ("mul", "{a} * {b}"),
                     ("maximum", "tl.maximum({a}, {b})"), ("minimum", "tl.minimum({a}, {b})")]:
-    _binary(_name, _fmt, D.NUMERIC, weight=1.5)
+    _binary(_name, _fmt, D.NUMERIC)
 _binary("truediv", "{a} / {b}", D.FLOATS)
 _binary("floordiv", "{a} // (({b} & 7) + 1)", D.INTS, guard="divisor forced into 1..8", pinned=True)
 _binary("mod", "{a} % (({b} & 7) + 1)", D.INTS, guard="divisor forced into 1..8", pinned=True)
@@ -75,7 +75,7 @@ OPS.append(OpDef("cmpc", "compare", 1, lambda s, v, c: is_t(v, D.NUMERIC), _bool
                  lambda n, t, a, c: f"{n[0]} {a['pred']} {a['value']}",
                  draw_attrs=lambda draw, types, caps: {"pred": draw(st.sampled_from(_PREDICATES)),
                                                        "value": draw(st.sampled_from([0, 1, 2, 3]))},
-                 weight=1.5, ref=lambda k, x, t, a, n: k.compare_const(a["pred"], x[0], a["value"])))
+                 ref=lambda k, x, t, a, n: k.compare_const(a["pred"], x[0], a["value"])))
 
 
 def _where_accepts(slot, v, chosen):
@@ -97,5 +97,5 @@ def _where_valid(types, attrs, ctx):
 
 
 OPS.append(OpDef("where", "select", 3, _where_accepts, _where_result,
-                 lambda n, t, a, c: f"tl.where({n[0]}, {n[1]}, {n[2]})", valid=_where_valid, weight=1.5,
+                 lambda n, t, a, c: f"tl.where({n[0]}, {n[1]}, {n[2]})", valid=_where_valid,
                  ref=lambda k, x, t, a, n: k.where(x[0], x[1], x[2])))

@@ -10,22 +10,20 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from . import dtypes as D
+from . import odds
 from .opdef import OpDef, VType, is_t
 
 OPS: list[OpDef] = []  # this class's ops, in the order the registry (fuzz/ops.py) lists them
 
-LOAD_CACHE = ["", "", "", ".ca", ".cg", ".cv"]
-STORE_CACHE = ["", "", "", ".wb", ".cg", ".cs", ".wt"]
-
 
 def _load_attrs(draw, types, caps):
     other = draw(st.sampled_from([None, 0, 1, -1]))
-    attrs = {"masked": draw(st.sampled_from([True, True, True, False])), "other": other,
+    attrs = {"masked": draw(st.sampled_from(odds.menu(odds.LOAD_MASKED))), "other": other,
              "index": draw(st.integers(0, 3))}
-    cache = draw(st.sampled_from(LOAD_CACHE))
+    cache = draw(st.sampled_from(odds.menu(odds.LOAD_CACHE)))
     if cache:
         attrs["cache"] = cache
-    if draw(st.integers(0, 9)) == 0:
+    if odds.chance(draw, odds.LOAD_VOLATILE):
         attrs["volatile"] = True
     return attrs
 
@@ -55,7 +53,7 @@ def _load_emit(n, types, attrs, ctx):
 
 OPS.append(OpDef("load", "memory", 1, lambda s, v, c: v.kind == "ptr",
                  lambda t, a, c: [VType("t", t[0].dtype, t[0].axes)], _load_emit, draw_attrs=_load_attrs,
-                 ub_guard="unmasked only where every address is in bounds", weight=2.5,
+                 ub_guard="unmasked only where every address is in bounds",
                  ref=lambda k, x, t, a, n: k.load(x[0], t[0], a, n)))
 
 
@@ -74,11 +72,14 @@ def _store_emit(n, types, attrs, ctx):
     return f"tl.store({out.base} + {ctx.offsets(axes, out.strides)}, {n[0]}, mask={ctx.mask(axes)}{kw})"
 
 
-OPS.append(OpDef("store", "memory", 2, _store_accepts, lambda t, a, c: [], _store_emit,
-                 draw_attrs=lambda draw, types, caps: ({"cache": c} if (c := draw(st.sampled_from(STORE_CACHE)))
-                                                       else {}),
+def _store_attrs(draw, types, caps):
+    cache = draw(st.sampled_from(odds.menu(odds.STORE_CACHE)))
+    return {"cache": cache} if cache else {}
+
+
+OPS.append(OpDef("store", "memory", 2, _store_accepts, lambda t, a, c: [], _store_emit, draw_attrs=_store_attrs,
                  valid=lambda t, a, c: set(c.grid) <= set(t[0].axes), ub_guard="outputs span the grid: no races",
-                 weight=0.0, ref=lambda k, x, t, a, n: k.store(x[1], x[0], t[0].axes, n)))
+                 ref=lambda k, x, t, a, n: k.store(x[1], x[0], t[0].axes, n)))
 
 ATOMIC_KINDS = ("add", "max", "min", "xchg")
 
@@ -111,5 +112,5 @@ def _atomic_valid(types, attrs, ctx):
 
 OPS.append(OpDef("atomic", "atomic", 2, _atomic_accepts, lambda t, a, c: [], _atomic_emit, draw_attrs=_atomic_attrs,
                  valid=_atomic_valid,
-                 ub_guard="atomics only: concurrent programs may touch the same element", weight=0.0,
+                 ub_guard="atomics only: concurrent programs may touch the same element",
                  ref=lambda k, x, t, a, n: k.atomic(a["op"], x[1], x[0], t[0].axes, n)))

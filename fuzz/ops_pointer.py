@@ -29,4 +29,4 @@ def _ptr_where_emit(n, types, attrs, ctx):
 
 OPS.append(OpDef("ptr_select", "pointer", 3, _ptr_where_accepts, lambda t, a, c: [t[1]], _ptr_where_emit,
                  draw_attrs=lambda draw, types, caps: {"form": draw(st.sampled_from(["where", "ternary"]))},
-                 weight=0.8, ref=lambda k, x, t, a, n: k.select_pointer(x[0], x[1], x[2])))
+                 ref=lambda k, x, t, a, n: k.select_pointer(x[0], x[1], x[2])))

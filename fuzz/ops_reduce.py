@@ -8,6 +8,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from . import dtypes as D
+from . import odds
 from .opdef import OpDef, VType, is_t, pin
 
 OPS: list[OpDef] = []  # this class's ops, in the order the registry (fuzz/ops.py) lists them
@@ -59,7 +60,7 @@ def _scan_emit(n, types, attrs, ctx):
 
 def _scan_attrs(draw, types, caps):
     attrs = _axis_attrs(draw, types, caps)
-    attrs["op"] = draw(st.sampled_from(["cumsum", "cumsum", "cumprod"]))
+    attrs["op"] = draw(st.sampled_from(odds.menu(odds.SCAN_KINDS)))
     if len(types[0].axes) and caps.has("scan:reverse") and draw(st.booleans()):
         attrs["reverse"] = True
     return attrs
@@ -73,6 +74,6 @@ def _scan_emit_full(n, types, attrs, ctx):
 
 OPS.append(OpDef("scan", "scan", 1, lambda s, v, c: is_t(v, D.NUMERIC) and len(v.axes) >= 1,
                  lambda t, a, c: [VType("t", _acc_dtype(t[0].dtype), t[0].axes)], _scan_emit_full,
-                 draw_attrs=_scan_attrs, valid=lambda t, a, c: a["axis"] < len(t[0].axes), weight=1.5,
+                 draw_attrs=_scan_attrs, valid=lambda t, a, c: a["axis"] < len(t[0].axes),
                  ref=lambda k, x, t, a, n: k.scan(x[0], a["axis"], a.get("op", "cumsum"), _acc_dtype(t[0].dtype),
                                                   promote=bool(a.get("promote")), reverse=bool(a.get("reverse")))))

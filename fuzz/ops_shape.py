@@ -17,7 +17,7 @@ OPS.append(OpDef("trans", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) ==
                  ref=lambda k, x, t, a, n: k.permute(x[0], (1, 0))))
 OPS.append(OpDef("permute", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) == 3,
                  lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[1] + t[0].axes[0] + t[0].axes[2])],
-                 lambda n, t, a, c: f"tl.permute({n[0]}, (1, 0, 2))", needs="op:permute", weight=3.0,
+                 lambda n, t, a, c: f"tl.permute({n[0]}, (1, 0, 2))", needs="op:permute",
                  ref=lambda k, x, t, a, n: k.permute(x[0], (1, 0, 2))))
 OPS.append(OpDef("reshape", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) == 2 and "2" not in v.axes,
                lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[::-1])],
@@ -48,7 +48,7 @@ def _expand_emit(n, types, attrs, ctx):
 OPS.append(OpDef("expand", "shape", 1, lambda s, v, c: is_t(v) and len(v.axes) <= 1 and (
       v.axes or not D.is_fp8(v.dtype)), _expand_result, _expand_emit,
                  draw_attrs=_expand_attrs,
-                 valid=lambda t, a, c: a["axis"] not in t[0].axes and a["position"] <= len(t[0].axes), weight=1.5,
+                 valid=lambda t, a, c: a["axis"] not in t[0].axes and a["position"] <= len(t[0].axes),
                  ref=lambda k, x, t, a, n: k.expand(x[0], a["position"], k.shape(n["out_types"][0].axes))))
 OPS.append(OpDef("join", "shape", 2,
                  lambda s, v, c: is_t(v) and 1 <= len(v.axes) <= 2 and "2" not in v.axes and (
@@ -58,4 +58,4 @@ OPS.append(OpDef("join", "shape", 2,
                  needs="op:join", ref=lambda k, x, t, a, n: k.join(x[0], x[1])))
 OPS.append(OpDef("split", "shape", 1, lambda s, v, c: is_t(v) and v.axes.endswith("2"),
                  lambda t, a, c: [VType("t", t[0].dtype, t[0].axes[:-1])] * 2, lambda n, t, a, c: f"tl.split({n[0]})",
-                 needs="op:split", weight=3.0, ref=lambda k, x, t, a, n: k.split(x[0])))
+                 needs="op:split", ref=lambda k, x, t, a, n: k.split(x[0])))

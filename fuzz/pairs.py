@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from gfxhound.spec import KernelSpec, Launch
 
+from . import odds
+
 LAUNCH_KINDS = ("stages", "warps", "knobs")
 ORDER_PRESERVING = ("stages", "knobs")
 COMPILE_ONLY = ("target", "layout")
@@ -29,7 +31,8 @@ def draw_pair(draw, caps, launch: Launch) -> dict | None:
         kinds = [k for k in kinds if k not in COMPILE_ONLY]
     if not kinds:
         return None
-    kind = draw(st.sampled_from(kinds + [k for k in kinds if k == "layout"]))  # layouts twice: the widest space
+    # each kind once, then again as often as its weight asks (layouts: the widest space)
+    kind = draw(st.sampled_from(kinds + [k for k in kinds for _ in range(odds.PAIR_KINDS[k] - 1)]))
     if kind == "target":
         return {"kind": kind, "arch": draw(st.sampled_from([t for t in PAIR_TARGETS if t != caps.arch]))}
     if kind == "layout":

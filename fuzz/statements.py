@@ -12,13 +12,12 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from . import dtypes as D
+from . import odds
 from .opdef import VType
 from .ops import REGISTRY, ops_for
 from .ops_dot_scaled import SCALED_ROLES
 from .program import Walker
 from .scope import Value, carriable
-
-MAX_OUTPUTS = 6
 
 
 class Generator:
@@ -29,8 +28,8 @@ class Generator:
         self.walker = Walker(spec, caps)
         self.env = self.walker.root_env()
         self.budget = max_ops
-        self.ops = [op for op in ops_for(caps) if op.weight > 0]
-        self.weights = [max(1, int(op.weight * 4)) for op in self.ops]
+        self.ops = [op for op in ops_for(caps) if odds.OP_WEIGHTS[op.name] > 0]
+        self.weights = [max(1, int(odds.OP_WEIGHTS[op.name] * odds.OP_WEIGHT_SCALE)) for op in self.ops]
 
     # --- single statements ---------------------------------------------------------------------------------------
     def ref_to(self, env, op, slot, chosen, value):
@@ -49,7 +48,7 @@ class Generator:
 
     def random_op(self, env, body):
         draw = self.draw
-        for _ in range(4):
+        for _ in range(odds.OP_TRIES):
             total = sum(self.weights)
             pick = draw(st.integers(0, total - 1))
             for op, w in zip(self.ops, self.weights):
@@ -63,7 +62,7 @@ class Generator:
                     cands = [v for v in cands if env.candidates(op, 1, [v.type])]
                 if not cands:
                     break
-                value = cands[-1 - draw(st.integers(0, min(5, len(cands) - 1)))]
+                value = cands[-1 - draw(st.integers(0, min(odds.OPERAND_WINDOW, len(cands) - 1)))]
                 refs.append(self.ref_to(env, op, slot, chosen, value))
                 chosen.append(value)
             else:
@@ -75,7 +74,7 @@ class Generator:
     def ensure_cond(self, env, body):
         conds = [v for v in env.values if v.type == VType("t", "i1", "")]
         if conds:
-            return self.draw(st.integers(0, min(2, len(conds) - 1)))
+            return self.draw(st.integers(0, min(odds.COND_WINDOW, len(conds) - 1)))
         scalars = [v for v in env.values if v.type.kind == "t" and v.type.axes == "" and v.type.dtype in D.NUMERIC]
         op = REGISTRY["cmpc"]
         target = self.draw(st.sampled_from(scalars))
@@ -87,9 +86,9 @@ class Generator:
     # --- control flow --------------------------------------------------------------------------------------------
     def gen_for(self, env, body, depth, kloop):
         draw = self.draw
-        trip = draw(st.sampled_from([["cdiv", "K"], ["cdiv", "K"], ["const", 2], ["const", 3], ["static", 2]]))
+        trip = list(draw(st.sampled_from(odds.menu(odds.LOOP_TRIPS))))
         stages = None
-        if self.caps.has("loop:num_stages") and trip[0] != "static" and draw(st.integers(0, 3)) == 0:
+        if self.caps.has("loop:num_stages") and trip[0] != "static" and odds.chance(draw, odds.LOOP_STAGES):
             stages = draw(st.integers(1, 4))
         acc = None
         if kloop:
@@ -101,8 +100,8 @@ class Generator:
         carry = []
         if acc is not None:
             carry.append(len(tensors) - 1 - tensors.index(acc))
-        for _ in range(draw(st.integers(0 if kloop else 1, 2))):
-            ref = draw(st.integers(0, min(5, len(tensors) - 1))) if tensors else None
+        for _ in range(draw(st.integers(0 if kloop else 1, odds.LOOP_CARRIED_MAX))):
+            ref = draw(st.integers(0, min(odds.CARRY_WINDOW, len(tensors) - 1))) if tensors else None
             # one value carried under two names is Triton's known loop-carry miscompile (corpus/03cc1f52451e1522,
             # Triton 3.5-3.9): campaigns leave it to that finding's replays instead of refinding it every night
             if ref is not None and ref not in carry:
@@ -118,11 +117,12 @@ class Generator:
             self.mx_body(inner, loop["body"], cvals[0])
         elif kloop:
             self.kloop_body(inner, loop["body"], cvals[0])
-        self.block(inner, loop["body"], depth + 1, draw(st.integers(1, 5)))
+        self.block(inner, loop["body"], depth + 1, draw(st.integers(*odds.LOOP_BODY)))
         self.walker.loops.pop()
         for c in cvals:
             same = inner.of_type(c.type)
-            loop["yield"].append(0 if c is cvals[0] and kloop else draw(st.integers(0, min(3, len(same) - 1))))
+            loop["yield"].append(0 if c is cvals[0] and kloop else
+                                 draw(st.integers(0, min(odds.YIELD_WINDOW, len(same) - 1))))
         body.append({"for": loop})
         self.walker.for_stmt(loop, env, depth)
         self.walker.lines.clear()
@@ -148,7 +148,8 @@ class Generator:
             if not got:
                 return
             vals.append(got[0])
-        for _ in range(draw(st.integers(0, 2))):  # more loads per iteration: the pipeliner's hard cases
+        # more loads per iteration: the pipeliner's hard cases
+        for _ in range(draw(st.integers(*odds.KLOOP_EXTRA_LOADS))):
             others = [v for v in env.values if v.type.kind == "ptr" and v.type.axes]
             if others:
                 self.try_op(env, body, "load", [self.ref_to(env, op, 0, [], draw(st.sampled_from(others)))],
@@ -180,7 +181,7 @@ class Generator:
             if not got:
                 return
             values[arg["role"]] = got[0]
-        if draw(st.integers(0, 2)) == 0:
+        if odds.chance(draw, odds.MX_BODY_EXTRA_OP):
             self.random_op(env, body)
         roles, op = SCALED_ROLES[self.spec.meta["mx_op"]], REGISTRY[self.spec.meta["mx_op"]]
         values["acc"] = acc
@@ -222,10 +223,10 @@ class Generator:
         types = []
         ptr_types = sorted({v.type for v in env.values if v.type.kind == "ptr"
                             and len([w for w in env.values if w.type == v.type]) >= 2})
-        if ptr_types and draw(st.integers(0, 2)) == 0:
+        if ptr_types and odds.chance(draw, odds.IF_PTR_SELECT):
             types.append(list(draw(st.sampled_from(ptr_types))))
         tensor_types = sorted({v.type for v in carriable(env) if v.type.axes})
-        for _ in range(draw(st.integers(0 if types else 1, 2))):
+        for _ in range(draw(st.integers(0 if types else 1, odds.IF_TENSOR_YIELDS_MAX))):
             if tensor_types:
                 types.append(list(draw(st.sampled_from(tensor_types))))
         return self._gen_if(env, body, depth, cond, types)
@@ -233,16 +234,16 @@ class Generator:
     def _gen_if(self, env, body, depth, cond, types):
         draw = self.draw
         node = {"cond": cond, "types": types, "then": [], "then_yield": [], "else": [], "else_yield": []}
-        elif_chain = bool(types) and types[0][0] == "ptr" and depth < 3 and draw(st.booleans())
+        elif_chain = bool(types) and types[0][0] == "ptr" and depth < odds.DEPTH_MAX and draw(st.booleans())
         for key in ("then", "else"):
             branch = env.child()
             if key == "else" and elif_chain:  # if / elif / else choosing among pointers
                 self.gen_if(branch, node[key], depth + 1, types=types)
             else:
-                self.block(branch, node[key], depth + 1, draw(st.integers(0, 3)), in_branch=True)
+                self.block(branch, node[key], depth + 1, draw(st.integers(*odds.BRANCH_BODY)), in_branch=True)
             for t in types:
                 same = branch.of_type(VType(*t))
-                node[key + "_yield"].append(draw(st.integers(0, max(0, min(3, len(same) - 1)))))
+                node[key + "_yield"].append(draw(st.integers(0, max(0, min(odds.YIELD_WINDOW, len(same) - 1)))))
         body.append({"if": node})
         self.walker.if_stmt(node, env, depth)
         self.walker.lines.clear()
@@ -264,12 +265,12 @@ class Generator:
         for _ in range(n):
             if self.budget <= 0:
                 return
-            roll = draw(st.integers(0, 19)) if depth < 3 else 0
-            if in_branch and not self.walker.loops and draw(st.integers(0, 11)) == 0:
+            kind = odds.pick(draw, odds.STATEMENT_KINDS) if depth < odds.DEPTH_MAX else "op"
+            if in_branch and not self.walker.loops and odds.chance(draw, odds.EARLY_RETURN):
                 self.gen_return(env, body)
-            elif roll >= 17:
-                self.gen_for(env, body, depth, kloop=draw(st.integers(0, 2)) == 0)
-            elif roll >= 15:
+            elif kind == "for":
+                self.gen_for(env, body, depth, kloop=odds.chance(draw, odds.KLOOP_FOR))
+            elif kind == "if":
                 self.gen_if(env, body, depth)
             else:
                 self.random_op(env, body)
@@ -279,7 +280,7 @@ class Generator:
         for v in self.env.outputs:
             if v.type == VType("out", dtype, axes, mode):
                 return v
-        if len(self.spec.outputs) >= MAX_OUTPUTS:
+        if len(self.spec.outputs) >= odds.OUTPUTS_MAX:
             return None
         i = len(self.spec.outputs)
         self.spec.outputs.append({"dtype": dtype, "axes": axes, "mode": mode})
@@ -292,7 +293,7 @@ class Generator:
         """Store the values nothing else consumed, so the compiler cannot delete the kernel's work."""
         leaves = [v for v in self.env.values if v.type.kind == "t" and v.uses == 0
                   and not v.name.startswith(("pid_", "sa_")) and v.type.dtype not in D.MX_CODES]
-        for leaf in leaves[-4:][::-1]:
+        for leaf in leaves[-odds.EPILOGUE_STORES_MAX:][::-1]:
             value = leaf
             if value.type.dtype == "i1":
                 got = self.try_op(self.env, body, "cast", [self.ref_to(self.env, REGISTRY["cast"], 0, [], value)],
@@ -302,7 +303,7 @@ class Generator:
                 value = got[0]
             covers = set(self.spec.grid) <= set(value.type.axes)
             atomic_ok = self.caps.has(f"atomic:add:{value.type.dtype}") and "2" not in value.type.axes
-            if covers and not (atomic_ok and self.draw(st.integers(0, 3)) == 0):
+            if covers and not (atomic_ok and odds.chance(self.draw, odds.EPILOGUE_ATOMIC)):
                 out, op = self.output_for(value.type.dtype, value.type.axes, "store"), "store"
                 attrs = REGISTRY["store"].draw_attrs(self.draw, (value.type,), self.caps)
             else:
@@ -315,7 +316,8 @@ class Generator:
                     if "2" in value.type.axes:
                         continue
                 out, op = self.output_for(value.type.dtype, value.type.axes, "atomic"), "atomic"
-                kinds = [k for k in ("add", "add", "xchg", "max") if self.caps.has(f"atomic:{k}:{value.type.dtype}")]
+                kinds = [k for k in odds.menu(odds.EPILOGUE_ATOMIC_KINDS)
+                         if self.caps.has(f"atomic:{k}:{value.type.dtype}")]
                 # programs that share an address need a scope that spans them: a cta-scoped atomic is atomic
                 # only within its program (PTX and the AMDGPU memory model), so two programs' updates race
                 scopes = [s for s in self.caps.atomic_scopes if covers or s != "cta"] or ["gpu"]

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from gfxhound.spec import KernelSpec, Launch
 
 from . import dtypes as D
+from . import odds
 from .ops_dot_scaled import MX_FORMATS, SCALED_ROLES
 from .pairs import draw_pair
 from .statements import Generator
@@ -19,16 +20,16 @@ INPUT_AXES = ["MK", "KN", "MN", "NM", "KM", "NK", "M", "N", "K", ""]
 
 
 def _block(draw):
-    return draw(st.sampled_from([16, 32, 32, 64, 64, 128]))
+    return draw(st.sampled_from(odds.menu(odds.BLOCK_SIZES)))
 
 
 def _size(draw, block):
-    mode = draw(st.sampled_from(["exact", "ragged", "ragged", "small"]))
+    mode = draw(st.sampled_from(odds.menu(odds.SIZE_MODES)))
     if mode == "exact":
-        return block * draw(st.integers(1, 3))
+        return block * draw(st.integers(*odds.SIZE_EXACT_BLOCKS))
     if mode == "small":
         return draw(st.integers(1, block))
-    return block * draw(st.integers(0, 2)) + draw(st.integers(1, block - 1))
+    return block * draw(st.integers(*odds.SIZE_RAGGED_BLOCKS)) + draw(st.integers(1, block - 1))
 
 
 def mx_operands(draw, caps):
@@ -39,13 +40,12 @@ def mx_operands(draw, caps):
               and (d == "e2m1x2" or caps.allows_dtype(d)) and (not D.is_fp8(d) or caps.has("fp8:" + d))]
     if not caps.has("op:dot_scaled") or not dtypes:
         return None
-    # the MX formats twice as often as the plain bf16/fp16 partners
-    weighted = [d for d in dtypes for _ in range(1 if d in ("bf16", "fp16") else 2)]
-    op = draw(st.sampled_from(["dot_scaled", "dot_scaled", "dot_scaled", "dot_scaled_lhs", "dot_scaled_rhs",
-                               "dot_scaled_none"]))
+    weighted = [d for d in dtypes for _ in range(odds.MX_OPERAND_DTYPES[d])]
+    op = draw(st.sampled_from(odds.menu(odds.MX_OPS)))
     # 16-element groups only with both sides scaled: an unscaled side counts as 32, and Triton 3.9 rejects the
     # mix late, in a TTGIR pass ("Operands must have the same scale factor"), which a campaign would keep finding
-    group = 16 if op == "dot_scaled" and caps.has("dot_scaled:group16") and draw(st.integers(0, 2)) == 0 else 32
+    group = 16 if op == "dot_scaled" and caps.has("dot_scaled:group16") and odds.chance(draw, odds.MX_SCALE_GROUP16) \
+        else 32
     scale_axis = "S" if group == 32 else "T"
     inputs = []
     for role in SCALED_ROLES[op]:
@@ -53,7 +53,7 @@ def mx_operands(draw, caps):
             dtype = draw(st.sampled_from(weighted))
             k = "H" if dtype == "e2m1x2" else "K"
             axes = "M" + k if role == "lhs" else k + "N"
-            inputs.append({"dtype": dtype, "axes": axes, "order": draw(st.sampled_from(["row", "row", "col"])),
+            inputs.append({"dtype": dtype, "axes": axes, "order": draw(st.sampled_from(odds.menu(odds.OPERAND_ORDER))),
                            "role": role})
         elif role != "acc":
             rows = "M" if role == "lhs_scale" else "N"
@@ -63,68 +63,71 @@ def mx_operands(draw, caps):
 
 @st.composite
 def kernel_specs(draw, caps, max_ops=24):
-    grid = draw(st.sampled_from(["MN", "MN", "M"]))
+    grid = draw(st.sampled_from(odds.menu(odds.GRID)))
     blocks = {a: _block(draw) for a in "MNK"}
-    if blocks["M"] * blocks["N"] > 8192 or blocks["M"] * blocks["K"] > 8192 or blocks["K"] * blocks["N"] > 8192:
-        blocks["K"] = min(blocks["K"], 32)
-        blocks["N"] = min(blocks["N"], 64)
+    if max(blocks["M"] * blocks["N"], blocks["M"] * blocks["K"], blocks["K"] * blocks["N"]) > odds.TILE_ELEMENTS_MAX:
+        for axis, most in odds.TILE_SHRINK.items():
+            blocks[axis] = min(blocks[axis], most)
     sizes = {a: _size(draw, blocks[a]) for a in "MNK"}
-    mx = mx_operands(draw, caps) if draw(st.integers(0, 9)) < 3 else None
-    matmul = mx is not None or draw(st.integers(0, 9)) < 6
+    mx = mx_operands(draw, caps) if odds.chance(draw, odds.MX_KERNELS) else None
+    matmul = mx is not None or odds.chance(draw, odds.MATMUL_KERNELS)
     inputs = []
     meta = {"generator": GENERATOR_VERSION}
     if mx:
         inputs, op, group = mx
         blocks["K"] = draw(st.sampled_from([b for b in (32, 64, 128) if b >= group]))
-        blocks["M"], blocks["N"] = (min(blocks[a], 64) for a in "MN")
-        sizes["K"] = blocks["K"] * draw(st.integers(1, 3)) if draw(st.booleans()) else \
-            blocks["K"] * draw(st.integers(0, 2)) + group * draw(st.integers(1, blocks["K"] // group))
+        blocks["M"], blocks["N"] = (min(blocks[a], odds.MX_MN_BLOCK_MAX) for a in "MN")
+        if draw(st.booleans()):
+            sizes["K"] = blocks["K"] * draw(st.integers(*odds.SIZE_EXACT_BLOCKS))
+        else:
+            sizes["K"] = blocks["K"] * draw(st.integers(*odds.SIZE_RAGGED_BLOCKS)) + \
+                group * draw(st.integers(1, blocks["K"] // group))
         meta.update(mx=len(inputs), mx_op=op)
     elif matmul:
-        dtype = draw(st.sampled_from([d for d in D.usable(("fp16", "fp16", "bf16", "bf16", "fp32", "i8", "fp64")
-                                                          + D.FP8, caps) if caps.has("dot:" + d)] or ["fp16"]))
-        inputs += [{"dtype": dtype, "axes": "MK", "order": draw(st.sampled_from(["row", "row", "col"]))},
-                   {"dtype": dtype, "axes": "KN", "order": draw(st.sampled_from(["row", "row", "col"]))}]
-    for _ in range(draw(st.integers(0 if matmul else 1, 3))):
+        dtype = draw(st.sampled_from([d for d in D.usable(odds.menu(odds.MATMUL_DTYPES), caps)
+                                      if caps.has("dot:" + d)] or ["fp16"]))
+        inputs += [{"dtype": dtype, "axes": "MK", "order": draw(st.sampled_from(odds.menu(odds.OPERAND_ORDER)))},
+                   {"dtype": dtype, "axes": "KN", "order": draw(st.sampled_from(odds.menu(odds.OPERAND_ORDER)))}]
+    for _ in range(draw(st.integers(0 if matmul else 1, odds.EXTRA_INPUTS_MAX))):
         axes = draw(st.sampled_from(INPUT_AXES))
         inputs.append({"dtype": draw(st.sampled_from(D.usable(D.MEMORY_DTYPES + D.FP8, caps))), "axes": axes,
                        "order": draw(st.sampled_from(["row", "col"])) if len(axes) == 2 else "row"})
-    if matmul and draw(st.integers(0, 2)) == 0:  # a bias/mask tile read inside the K-loop (attention-like)
+    if matmul and odds.chance(draw, odds.BIAS_TILE):  # a bias/mask tile read inside the K-loop (attention-like)
         inputs.append({"dtype": draw(st.sampled_from(D.usable(["fp32", "fp16", "bf16", "i8"], caps))), "axes": "MN",
                        "order": "row"})
-    if inputs and draw(st.integers(0, 2)) == 0:  # a twin buffer, so kernels can choose between two pointers
+    if inputs and odds.chance(draw, odds.TWIN_BUFFER):  # a twin buffer, so kernels can choose between two pointers
         twin = dict(draw(st.sampled_from(inputs)))
         twin.pop("role", None)
         inputs.append(twin)
     for arg in inputs:
-        if draw(st.integers(0, 9)) == 0:
+        if odds.chance(draw, odds.HUGE_ARGUMENT):  # a view into a > 2 GB allocation: no tt.pointer_range for it
             arg["huge"] = True
         if D.is_fp8(arg["dtype"]) and "role" not in arg and caps.allows("fp8:specials") and draw(st.booleans()):
-            arg["values"] = "specials"  # NaN, infinities, the largest value, the smallest subnormal (oracle/inputs.py)  # a view into a > 2 GB allocation: no tt.pointer_range for this argument
+            arg["values"] = "specials"  # NaN, infinities, the largest value, the smallest subnormal (oracle/inputs.py)
     scalars = []
-    for _ in range(draw(st.integers(0, 2))):
+    for _ in range(draw(st.integers(*odds.SCALARS))):
         if draw(st.booleans()):
             scalars.append({"dtype": "i32", "value": draw(st.sampled_from([0, 2, 3, 7, 16, 33]))})
         else:
             scalars.append({"dtype": "fp32", "value": draw(st.sampled_from([0.0, 0.5, 1.0, -2.0, 3.25]))})
-    launch = Launch(num_warps=draw(st.sampled_from([1, 2, 4, 4, 8, 8, 16])),
-                    num_stages=draw(st.sampled_from([1, 2, 2, 3, 4])))
+    launch = Launch(num_warps=draw(st.sampled_from(odds.menu(odds.NUM_WARPS))),
+                    num_stages=draw(st.sampled_from(odds.menu(odds.NUM_STAGES))))
     for name, values in sorted(caps.knobs.items()):
-        if values and draw(st.integers(0, 2)) == 0:
+        if values and odds.chance(draw, odds.OPTION_KNOB):
             launch.options[name] = draw(st.sampled_from(values))
     for name, values in sorted(caps.env_knobs.items()):
-        if values and draw(st.integers(0, 3)) == 0:
+        if values and odds.chance(draw, odds.ENV_KNOB):
             launch.env[name] = draw(st.sampled_from(values))
-    pair = draw_pair(draw, caps, launch) if draw(st.integers(0, 9)) < 3 else None  # a metamorphic pair
+    pair = draw_pair(draw, caps, launch) if odds.chance(draw, odds.PAIR) else None  # a metamorphic pair
     spec = KernelSpec(blocks=blocks, sizes=sizes, grid=grid, inputs=inputs, scalars=scalars, outputs=[], body=[],
                       launch=launch, pair=pair, meta=meta)
     gen = Generator(draw, caps, spec, max_ops)
     body = spec.body
     if mx:
         gen.gen_for(gen.env, body, 1, kloop=True)
-    elif matmul and draw(st.integers(0, 2)) > 0:
+    elif matmul and not odds.chance(draw, odds.KLOOP_FIRST_SKIPPED):
         gen.random_op(gen.env, body) if draw(st.booleans()) else None
         gen.gen_for(gen.env, body, 1, kloop=True)
-    gen.block(gen.env, body, 1, draw(st.integers(2, max_ops)))
+    gen.block(gen.env, body, 1, draw(st.integers(odds.TOP_STATEMENTS_MIN, max_ops)))
     gen.epilogue(body)
     return spec

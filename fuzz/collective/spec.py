@@ -12,6 +12,7 @@ import hypothesis.strategies as st
 
 from gfxhound.spec import FORMAT, KernelSpec, Launch, SpecError
 
+from .. import odds
 from .layout import FLAG_DTYPE, plan
 from .patterns import PATTERNS
 
@@ -20,8 +21,6 @@ RANKS = (2, 4, 8)
 MAX_PROGRAMS = 32  # programs of all virtual ranks together: far below any GPU's compute units, so all are resident
 SEMS = (("release", "acquire"), ("acq_rel", "acq_rel"), ("release", "acq_rel"), ("acq_rel", "acquire"))
 CONTROLS = ("no-barrier", "relaxed")  # negative controls: sensitivity checks of the harness, never compiler bugs
-LOAD_CACHE = ("", "", ".cg", ".cv")
-STORE_CACHE = ("", "", ".wt", ".cs")
 SKEW = 2000  # relaxed polls odd ranks make before starting: a late peer (about a millisecond on a GPU)
 DISTRIBUTED_SCOPE = "sys"  # across GPUs, agent scope does not order anything for the peer: sys is the only valid one
 
@@ -84,22 +83,26 @@ def collective_specs(draw, caps=None, patterns=None, ranks=None, controls=0.0, s
     dtype = draw(st.sampled_from([d for d in pattern.dtypes if caps is None or caps.allows_dtype(d)]
                                  or list(pattern.dtypes)))
     block = draw(st.sampled_from([64, 128, 256, 512, 1024]))
-    programs = draw(st.integers(pattern.min_programs, max(pattern.min_programs, min(4, MAX_PROGRAMS // R))))
-    n = max(1, block * draw(st.integers(0, 3)) + draw(st.sampled_from([0, 1, block // 2 + 3, block - 1])))
+    programs = draw(st.integers(pattern.min_programs,
+                                max(pattern.min_programs, min(odds.COLLECTIVE_PROGRAMS_MAX, MAX_PROGRAMS // R))))
+    n = max(1, block * draw(st.integers(*odds.COLLECTIVE_FULL_BLOCKS))
+            + draw(st.sampled_from([0, 1, block // 2 + 3, block - 1])))
     c = {"pattern": name, "dtype": dtype, "n": n, "block": block, "programs": programs,
          "sem": list(draw(st.sampled_from(SEMS))), "scope": scope or draw(st.sampled_from(["gpu", "sys"])),
          "poll": draw(st.sampled_from(["cas", "add", "volatile"])),
          "flags": draw(st.sampled_from(pattern.flags_modes)), "signal": draw(st.sampled_from(["xchg", "add"])),
-         "load_cache": draw(st.sampled_from(LOAD_CACHE)), "store_cache": draw(st.sampled_from(STORE_CACHE)),
+         "load_cache": draw(st.sampled_from(odds.menu(odds.COLLECTIVE_LOAD_CACHE))),
+         "store_cache": draw(st.sampled_from(odds.menu(odds.COLLECTIVE_STORE_CACHE))),
          "pointers": draw(st.sampled_from(["table", "translate"])),
          "barrier": (not interpret) and pattern.optional_barrier and draw(st.booleans()),
          "control": None, "extra": _extra(draw, name, R, dtype, interpret),
-         "order": draw(st.sampled_from(["up", "down"])), "skew": draw(st.sampled_from([0, 0, SKEW]))}
+         "order": draw(st.sampled_from(["up", "down"])),
+         "skew": SKEW if draw(st.sampled_from(odds.menu(odds.COLLECTIVE_LATE_ODD_RANKS))) else 0}
     if c["flags"] == "reset" and c["poll"] != "cas":  # a self-resetting flag is consumed by a CAS: one poll kind
         c["poll"] = "cas"
     spec = KernelSpec(blocks={"M": block, "N": 1, "K": 1}, sizes={"M": n, "N": 1, "K": 1}, grid="M", inputs=[],
                       scalars=[], outputs=[], body=[],
-                      launch=Launch(num_warps=draw(st.sampled_from([1, 2, 4, 4, 8])),
+                      launch=Launch(num_warps=draw(st.sampled_from(odds.menu(odds.COLLECTIVE_NUM_WARPS))),
                                     num_stages=draw(st.sampled_from([1, 2])) if name.startswith("gemm") else 1),
                       ranks=R, collective=c, meta={"generator": f"collective-{COLLECTIVE_VERSION}"}, format=FORMAT)
     if controls and has_waits(spec) and draw(st.floats(0, 1)) < controls:
@@ -120,8 +123,8 @@ def _extra(draw, name, R, dtype, interpret):
     if name.startswith("gemm"):
         BM, BN = draw(st.sampled_from([16, 32, 64])), draw(st.sampled_from([16, 32, 64]))
         BK = draw(st.sampled_from([16, 32]))
-        M = draw(st.integers(1, 3 * BM))
-        N = draw(st.integers(1, 2 * BN))
+        M = draw(st.integers(1, odds.GEMM_M_TILES_MAX * BM))
+        N = draw(st.integers(1, odds.GEMM_N_TILES_MAX * BN))
         K = draw(st.sampled_from([16, 32, 48, 64, 24, 40]))
         return {"M": M, "N": N, "K": K, "BM": BM, "BN": BN, "BK": BK}
     return {}
