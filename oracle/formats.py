@@ -4,7 +4,7 @@
 Why our own, in float64, rather than torch's casts: the oracle must not share a bug with the thing it judges, and
 the reference of a block-scaled product (`tl.dot_scaled`) needs every code's value, NaN and infinity rules and the
 nibble order exactly as the OCP Microscaling spec v1.0 and the fnuz convention define them. torch's dtypes are the
-independent check (tests/test_formats.py), code by code.
+independent check (tests/fuzz/test_formats.py), code by code.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ correctly rounded result. docs/tolerance.md explains each number and where it co
 Units: `ulps` are units of the unit roundoff of the precision the function is computed in (fp32 for fp32, fp16
 and bf16 inputs, which Triton upcasts; fp64 for fp64), `abs` an absolute error, `arg` extra ulps per unit of |x|
 (exp computed as exp2(x * log2 e) loses |x| ulps to the rounding of the product). Every bound is tested to reject
-a perturbed result (tests/test_tolerance.py).
+a perturbed result (tests/oracle/test_tolerance.py).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Runs inside one Triton release's venv (tests/test_specialisation_parity.py): for each case (a generated kernel,
+"""Runs inside one Triton release's venv (tests/ground/test_specialisation_parity.py): for each case (a generated kernel,
 its arguments, its environment knobs) it prints what gfxhound's compat.specialise gives and, with --torch, what
 the release's own runtime computes for a real launch of the kernel with CPU torch tensors.
 

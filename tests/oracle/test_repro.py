@@ -14,7 +14,7 @@ from gfxhound.oracle.repro.compile import render_repro
 from gfxhound.signature import summarise
 from gfxhound.spec import KernelSpec, Launch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "TRITON_HIP_LLD_PATH": "/usr/lib/llvm-22/bin/ld.lld", "PYTHONWARNINGS": "ignore"}
 
 

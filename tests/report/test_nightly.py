@@ -15,7 +15,7 @@ import pytest
 from gfxhound.corpus_store import Corpus
 from gfxhound.report.nightly import Night, NightConfig
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class _Tags(HTMLParser):

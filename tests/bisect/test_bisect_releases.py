@@ -12,7 +12,7 @@ import pytest
 
 from gfxhound.bisect.releases import ReleaseError, release_range, version_key
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ["2.3.1", "3.0.0", "3.4.0", "3.5.0rc1", "3.5.0", "3.5.1", "3.9.0"]
 
 

@@ -3,7 +3,7 @@
 Each generated kernel is launched through the real runtime (kernel[grid](...)) and also compiled the way
 campaigns compile (compat.compile_for_target with stub arguments); their TTIR must be identical, locations aside.
 On NVIDIA this checks the generic specialisation (divisibility, integers equal to 1 as constexprs); the HIP-only
-`tt.pointer_range` is covered by tests/test_compile_backend.py on the CPU.
+`tt.pointer_range` is covered by tests/oracle/test_compile_backend.py on the CPU.
 """
 import itertools
 import re

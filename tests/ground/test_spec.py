@@ -48,7 +48,7 @@ def test_a_format_1_spec_is_read_as_it_is_and_keeps_its_hash():
     corpus loads unchanged, so its spec hash, the name of its corpus example, stays the same."""
     import json
     from pathlib import Path
-    stored = next(Path(__file__).parent.parent.glob("corpus/*/examples/*/spec.json"))
+    stored = next(Path(__file__).resolve().parents[2].glob("corpus/*/examples/*/spec.json"))
     data = json.loads(stored.read_text())
     assert data["format"] == 1
     spec = KernelSpec.from_json(data)

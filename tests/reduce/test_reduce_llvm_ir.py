@@ -10,7 +10,7 @@ from gfxhound.reduce.llvm_ir import ReduceError, asm_property, reduce_ir
 
 LLC = "/usr/lib/llvm-22/bin/llc"
 LLVM_REDUCE = "/usr/lib/llvm-22/bin/llvm-reduce"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LLC_FINDING = "28f1b1b801f666bf"  # Debian LLVM 22.1.8 llc: "Do not know how to split this operator's operand" on gfx950
 
 pytestmark = pytest.mark.skipif(not (Path(LLC).exists() and Path(LLVM_REDUCE).exists()),

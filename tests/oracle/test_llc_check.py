@@ -8,7 +8,7 @@ from gfxhound.compat import LLC_ENDED, llc_verify
 from gfxhound.signature import summarise
 
 LLC = "/usr/lib/llvm-22/bin/llc"
-MFMA = Path(__file__).parent / "data" / "mfma_32x32x8f16.ll"
+MFMA = Path(__file__).resolve().parents[1] / "data" / "mfma_32x32x8f16.ll"
 pytestmark = pytest.mark.skipif(not Path(LLC).exists(), reason="needs Debian's llvm-22 (make tools)")
 
 

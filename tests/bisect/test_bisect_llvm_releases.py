@@ -17,8 +17,8 @@ import pytest
 from gfxhound.bisect.llvm_releases import installed, llc_candidates
 from gfxhound.cli import build_parser
 
-DATA = Path(__file__).resolve().parent / "data" / "llvm"
-ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parents[1] / "data" / "llvm"
+ROOT = Path(__file__).resolve().parents[2]
 FLAGS = "-mtriple=amdgcn-amd-amdhsa -mcpu=gfx900 -O2"
 MAJORS = [14, 15, 16, 19, 22]
 

@@ -12,7 +12,7 @@ import pytest
 
 from gfxhound.report.scrub import Scrubber
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TRITON_SECTIONS = ["## Summary", "## Reproducer", "## Command", "## Expected vs actual", "## Bisection",
                    "## Environment", "## How this was found"]
 LLVM_SECTIONS = ["## Test case", "## Command", "## Output", "## Bisection", "## Environment", "## How this was found"]

@@ -128,7 +128,7 @@ def test_a_memory_model_finding_repro_says_present(tmp_path):
     invalidate (docs/collectives.md); its repro, with the checker embedded, exits 1 standalone."""
     from gfxhound.spec import KernelSpec as Spec
     env = {"TRITON_HIP_LLD_PATH": LLD, "TRITON_DEFAULT_FP_FUSION": "1", "PYTHONWARNINGS": "ignore"}
-    spec = Spec.loads(open(os.path.join(os.path.dirname(__file__), "data", "memory_model_spec.json")).read())
+    spec = Spec.loads(open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "memory_model_spec.json")).read())
     config = CampaignConfig(targets=["gfx942"], corpus=str(tmp_path / "corpus"), kernels=1, workers=1, timeout=120,
                             worker_env=env)
     stats = Campaign(config, specs=[spec]).run()

@@ -1,6 +1,6 @@
 """Where a release's is_within_2gb imports torch before it looks at the argument (Triton 3.4-3.7), gfxhound runs
 that release's own rule with a stand-in torch module; where even that cannot run, it decides from the release's
-knob and says so in the toolchain record. (Each real release: tests/test_specialisation_parity.py, slow.)"""
+knob and says so in the toolchain record. (Each real release: tests/ground/test_specialisation_parity.py, slow.)"""
 import sys
 
 import pytest

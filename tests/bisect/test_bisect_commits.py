@@ -17,7 +17,7 @@ from gfxhound.bisect.git_repo import GitRepo
 
 from synthetic_repos import checkout_state, fake_llvm, fake_triton
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/
 
 
 @pytest.fixture(scope="module")

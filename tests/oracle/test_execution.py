@@ -56,7 +56,7 @@ def test_interpret_campaign_has_no_miscompiles(gfxhound_bin, tmp_path):
         assert summary["coverage"][feature]["share"] >= 0.05, feature
 
 
-# the collective family's plants need a GPU (their patterns wait on later programs): tests/test_gpu_collectives.py
+# the collective family's plants need a GPU (their patterns wait on later programs): tests/oracle/test_gpu_collectives.py
 SOURCE_PLANTS = sorted(name for name, plant in PLANTS.items() if plant.pattern and plant.family != "collective")
 INTERPRETABLE_PLANTS = sorted(name for name, plant in PLANTS.items() if plant.family != "collective")
 

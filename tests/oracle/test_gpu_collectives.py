@@ -2,7 +2,7 @@
 bugs (a barrier whose waits do nothing, lost signals, a spin that never ends), and, with two or more GPUs, one
 process per GPU through torchrun.
 
-Run on the device machine: `pytest -m gpu tests/test_gpu_collectives.py` (ci/gpu-collectives.sh gives the
+Run on the device machine: `pytest -m gpu tests/oracle/test_gpu_collectives.py` (ci/gpu-collectives.sh gives the
 figures of docs/collectives.md).
 """
 import json

@@ -1,7 +1,7 @@
 """8-bit floats and block-scaled products end to end: every tl.dot_scaled format and every fp8 flavour compiles
 for gfx942, gfx950 and gfx1250 (real compiles), and the fp8 conversion Triton 3.9 cannot lower is the compiler
 failure it is (a real finding, kept as a fact). The interpreter's agreement with the oracle on block-scaled K-loops
-is tests/test_execution.py's (the `mx` planted family with and without its plants)."""
+is tests/oracle/test_execution.py's (the `mx` planted family with and without its plants)."""
 from gfxhound.campaign import Campaign, CampaignConfig
 from gfxhound.corpus_store import Corpus
 from gfxhound.fuzz.capabilities import MX_PROBE_FORMATS, _dot_probe, _dot_scaled_probe, _fp8_cast_probe

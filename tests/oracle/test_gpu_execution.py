@@ -1,7 +1,7 @@
 """On a GPU: the device backend end to end (compile on CPU workers, launch on the GPU worker, compare with the
 torch reference), the planted bugs through the same path, and the worker replacement after a fault.
 
-Run on the device machine: `pytest -m gpu tests/test_gpu_execution.py` (ci/gpu-checks.sh runs it with the rest).
+Run on the device machine: `pytest -m gpu tests/oracle/test_gpu_execution.py` (ci/gpu-checks.sh runs it with the rest).
 """
 import json
 import os

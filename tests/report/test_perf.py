@@ -10,7 +10,7 @@ import pytest
 
 from gfxhound.report.perf import compare, newly_failing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KEYS = {"vgpr_count", "sgpr_count", "agpr_count", "vgpr_spill_count", "private_segment_fixed_size", "lds",
         "occupancy", "compile_s"}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from gfxhound.fuzz.generate import spec_stream
 from gfxhound.fuzz.render import render
 from gfxhound.reduce.spec_level import reduce_spec
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LIVE_ICE = "93260d1c0e8fc7a2"  # Triton 3.9.0: f64 atomic exchange, "Cannot select BUFFER_ATOMIC_SWAP" on gfx942
 OLD_ICE = "5c6db50132fc546d"  # Triton 3.4.0, a TTGIR-stage crash found by a campaign
 

@@ -3,7 +3,7 @@
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # import name -> folder; the order of the stages: each may import the ground floor and the stages before it
 PACKAGE_DIRS = {"gfxhound": "gfxhound", "gfxhound.fuzz": "fuzz", "gfxhound.oracle": "oracle",
                 "gfxhound.reduce": "reduce", "gfxhound.bisect": "bisect"}

@@ -14,7 +14,7 @@ import pytest
 
 from gfxhound.corpus_store import FINDING_FORMAT, Corpus, CorpusError, Finding
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def execution(sig="a1b2c3d4e5f60718", spec="5pec0001", **kw):

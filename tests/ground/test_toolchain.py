@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DESCRIBE = [sys.executable, "-c", "import json; from gfxhound.toolchain import describe; print(json.dumps(describe()))"]
 
 

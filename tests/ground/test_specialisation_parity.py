@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RELEASES = ["3.4.0", "3.5.1", "3.6.0", "3.7.1", "3.8.0", "3.9.0"]
 # AMDGCN_USE_BUFFER_OPS's default in each release's triton/knobs.py: off in 3.4 and 3.5, on from 3.6
 DEFAULT_ON = {"3.4.0": False, "3.5.1": False}
