@@ -143,10 +143,8 @@ class Recording:
             ttgir = mutated.read_text() if (spec.pair or {}).get("kind") == "layout" and mutated.exists() else None
             checker = None
             if execution.stage == MEMORY_MODEL_STAGE:
-                import inspect
-
-                from gfxhound.oracle import memory_model
-                checker = inspect.getsource(memory_model)
+                from gfxhound.oracle.memory_model import standalone_source
+                checker = standalone_source()
             repro = render_repro(rendered, execution.target, execution.to_json(), self.toolchain,
                                  execution.spec_hash, timeout_s=int(self.config.timeout * 2), lld=self.config.lld,
                                  llc=llc, ttgir=ttgir, memory_model_src=checker)

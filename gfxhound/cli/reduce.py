@@ -324,10 +324,8 @@ def _reduce_spec(args, corpus, finding):
     execution = last[result.spec.spec_hash()]
     checker = None
     if static:  # the repro runs the memory-model check on what it compiles
-        import inspect
-
-        from gfxhound.oracle import memory_model
-        checker = inspect.getsource(memory_model)
+        from gfxhound.oracle.memory_model import standalone_source
+        checker = standalone_source()
     repro = render_repro(rendered, arch, execution.to_json(), toolchain, result.spec.spec_hash(),
                          timeout_s=int(args.compile_timeout * 2), lld=lld or "/usr/lib/llvm-22/bin/ld.lld",
                          memory_model_src=checker)
