@@ -47,7 +47,7 @@ def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, op
 def _memory_model(messages, target, base):
     """One Execution per kernel whose signature is its first defect's; `checks["defects"]` holds every defect's
     signature (key -> signature), so `defects()` can turn it into one finding per defect."""
-    from .memory_model import TABLES
+    from .memory_model_tables import TABLES
     table = TABLES.get(target.split(":")[0], target)
     found = memory_model_signatures(messages, table)
     key, signature, own = found[0]

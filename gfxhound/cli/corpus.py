@@ -26,7 +26,7 @@ def _migrate(corpus, dry_run):
     """Re-key findings recorded under an older signature normaliser (gfxhound/corpus_store/migrate.py)."""
     from gfxhound.corpus_store.migrate import migrate
     from gfxhound.fuzz.forced import forced
-    from gfxhound.oracle.memory_model import TABLES
+    from gfxhound.oracle.memory_model_tables import TABLES
     report = migrate(corpus, TABLES.get, forced, corpus.root / "triage.json", dry_run=dry_run)
     for old, new in sorted(report["moved"].items()):
         print(f"{'would re-key' if dry_run else 're-keyed'} {old} -> {', '.join(new)} (normaliser "

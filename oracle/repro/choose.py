@@ -8,17 +8,16 @@ form always carry the same kind.
 """
 from __future__ import annotations
 
-import inspect
-
 from gfxhound.signature import MEMORY_MODEL_STAGE
 
 RUN_VERDICTS = ("miscompile", "nondeterministic")  # a run judged them: the repro must run the kernel too
 
 
 def memory_model_source() -> str:
-    """The static checker's source, which a memory-model repro embeds and runs on what it compiles."""
-    from .. import memory_model
-    return inspect.getsource(memory_model)
+    """The static checker's source (its modules joined into one text), which a memory-model repro embeds and runs
+    on what it compiles."""
+    from ..memory_model import standalone_source
+    return standalone_source()
 
 
 def kind_of(execution, spec, backend: str) -> str:

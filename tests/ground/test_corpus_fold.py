@@ -10,7 +10,7 @@ from gfxhound.corpus_store.fold import absorb, finish_pending
 from gfxhound.corpus_store.migrate import migrate
 from gfxhound.corpus_store import Corpus, CorpusError
 from gfxhound.fuzz.forced import forced
-from gfxhound.oracle.memory_model import TABLES
+from gfxhound.oracle.memory_model_tables import TABLES
 from test_identity import INV, WBL2, _judged, _v5
 
 

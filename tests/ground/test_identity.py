@@ -7,7 +7,7 @@ from gfxhound.corpus_store import Corpus
 from gfxhound.families import groups, headline
 from gfxhound.fuzz.forced import forced
 from gfxhound.oracle.judge import defects, judge_compile
-from gfxhound.oracle.memory_model import TABLES
+from gfxhound.oracle.memory_model_tables import TABLES
 from gfxhound.signature import (family_key, memory_model_key, miscompile_signature, signature_hash, summarise)
 
 # Triton 3.9's output when a pass fails without a diagnostic of its own (MLIR's crash-reproducer path)

@@ -15,6 +15,7 @@ import triton.language as tl
 
 from gfxhound import compat
 from gfxhound.oracle import memory_model as mm
+from gfxhound.oracle.memory_model_plant import remove_fence_wait
 
 ARCHES = ("gfx942", "gfx950", "gfx90a")
 SEMS = ("relaxed", "acquire", "release", "acq_rel")
@@ -81,6 +82,26 @@ def compiled(tmp_path_factory):
     return out
 
 
+def test_the_standalone_check_a_repro_embeds_needs_only_the_standard_library_and_agrees(compiled):
+    """A memory-model finding's repro execs `standalone_source()` in an empty namespace (fuzz/repro.py): the pasted
+    modules import nothing of gfxhound, and the text reports what the module does, planted violations included."""
+    import ast
+    source = mm.standalone_source()
+    for node in ast.parse(source).body:  # (standalone_source's own imports sit in the function the repro never calls)
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0 and node.module.split(".")[0] in sys.stdlib_module_names, ast.unparse(node)
+        if isinstance(node, ast.Import):
+            assert all(a.name.split(".")[0] in sys.stdlib_module_names for a in node.names), ast.unparse(node)
+    checker = {}
+    exec(source, checker)
+    for (arch, name, sem, scope), (asm, llir) in compiled.items():
+        texts = [asm] + ([remove_fence_wait(asm)[0]] if _plantable(arch, "acq_rel" if name == "spin" else sem,
+                                                                   scope) else [])
+        for text in texts:
+            for ir in (None, llir):
+                assert checker["check"](text, arch, ir).to_json() == mm.check(text, arch, ir).to_json()
+
+
 def _count(asm, *mnemonics):
     return sum(1 for line in asm.splitlines() if line.strip().split(" ")[0] in mnemonics
                and not line.strip().startswith((";", ".")))
@@ -130,9 +151,9 @@ def test_removing_the_fence_wait_is_reported(compiled, arch):
         wanted = _plantable(arch, "acq_rel" if name == "spin" else sem, scope)
         if not wanted:
             with pytest.raises(ValueError):
-                mm.remove_fence_wait(asm)
+                remove_fence_wait(asm)
             continue
-        new, line = mm.remove_fence_wait(asm)
+        new, line = remove_fence_wait(asm)
         assert asm.splitlines()[line - 1].strip() == "s_waitcnt vmcnt(0)"
         assert new.splitlines() == asm.splitlines()[:line - 1] + asm.splitlines()[line:]
         for report in (mm.check(new, arch), mm.check(new, arch, llir)):
@@ -258,7 +279,7 @@ def test_a_wait_removed_through_triton_kernel_override_is_reported(tmp_path, wor
         [dumped] = list(dump.glob(f"*/{name}.amdgcn"))
         assert dumped.read_text() == first[name]["amdgcn"]
         assert mm.check(first[name]["amdgcn"], "gfx942").violations == []
-        edited, line = mm.remove_fence_wait(dumped.read_text())
+        edited, line = remove_fence_wait(dumped.read_text())
         target = override / dumped.parent.name / dumped.name
         target.parent.mkdir(parents=True)
         target.write_text(edited)
@@ -438,7 +459,7 @@ def test_a_target_id_with_features_uses_its_processor_table():
 
 def test_there_is_nothing_to_remove_in_a_kernel_without_a_fence_sequence():
     with pytest.raises(ValueError):
-        mm.remove_fence_wait(_kernel("global_atomic_add v0, v1, s[2:3]\ns_waitcnt vmcnt(0)\ns_endpgm"))
+        remove_fence_wait(_kernel("global_atomic_add v0, v1, s[2:3]\ns_waitcnt vmcnt(0)\ns_endpgm"))
 
 
 def test_the_planted_removal_takes_the_vmcnt_wait_not_a_neighbouring_lgkmcnt_one():
@@ -449,7 +470,7 @@ def test_the_planted_removal_takes_the_vmcnt_wait_not_a_neighbouring_lgkmcnt_one
         buffer_inv sc1
         s_endpgm
     """)
-    new, line = mm.remove_fence_wait(text)
+    new, line = remove_fence_wait(text)
     assert text.splitlines()[line - 1].strip() == "s_waitcnt vmcnt(0)"
     assert [v.rule for v in mm.check(new, "gfx942").violations] == ["acquire-agent:wait-before-inv"]
 
