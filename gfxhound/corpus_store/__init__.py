@@ -3,4 +3,5 @@ from .finding import FINDING_FORMAT, CorpusError, Finding
 from .layout import Example, Reduction
 from .store import Corpus
 
-__all__ = ["Corpus", "CorpusError", "Example", "FINDING_FORMAT", "Finding", "Reduction"]
+# what other packages may import: these names, and the modules fold, layout and migrate
+__all__ = ["Corpus", "CorpusError", "Example", "FINDING_FORMAT", "Finding", "Reduction", "fold", "layout", "migrate"]

@@ -213,3 +213,51 @@ def test_every_import_of_ours_names_a_module_that_exists():
                 missing += [f"{module}:{node.lineno} {a.name}" for a in node.names
                             if a.name.startswith("gfxhound") and a.name not in modules]
     assert missing == []
+
+
+SURFACED = ("gfxhound.fuzz", "gfxhound.oracle", "gfxhound.reduce", "gfxhound.bisect", "gfxhound.report",
+            "gfxhound.corpus_store")
+
+
+def declared(package: str) -> set:
+    """The names a package's __init__ lists in __all__ (list literals only: bisect's stand-in branch is not ours)."""
+    tree = ast.parse(all_modules()[package].read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets) \
+                and isinstance(node.value, ast.List):
+            names |= {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+    return names
+
+
+def test_each_stage_is_used_through_the_surface_it_declares():
+    """A stage's __all__ names the modules other packages may import: a new dependency on a stage's inside is a
+    decision (an edit to __all__), not an accident; and no private name crosses a package."""
+    modules, problems = all_modules(), []
+    surfaces = {p: declared(p) for p in SURFACED}
+    assert all(surfaces.values()), "every stage declares __all__"
+
+    def stage(name):
+        return next((p for p in SURFACED if name == p or name.startswith(p + ".")), None)
+
+    for module, imports in graph().items():
+        for other in imports:
+            theirs = stage(other)
+            if theirs is None or theirs == stage(module):
+                continue
+            first = other[len(theirs) + 1:].split(".")[0]
+            if first and first not in surfaces[theirs]:
+                problems.append(f"{module} imports {other}, not in {theirs}.__all__")
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("gfxhound") \
+                    and stage(node.module) != stage(module):
+                problems += [f"{module} imports private {node.module}.{a.name}" for a in node.names
+                             if a.name.startswith("_")]
+    assert problems == []
+
+
+def test_every_package_says_what_it_is_for():
+    missing = [name for name, path in all_modules().items()
+               if path.name == "__init__.py" and not ast.get_docstring(ast.parse(path.read_text()))]
+    assert missing == []
