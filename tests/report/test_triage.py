@@ -197,3 +197,13 @@ def test_a_draft_of_a_searched_bug_says_searched_not_found(tmp_path, gfxhound_bi
     assert "- Searched triton-lang/triton, llvm/llvm-project on 2026-11-24 (1 query: 'split operand'): no matching " \
            "report found." in (tmp_path / "d" / "draft.md").read_text()
 
+
+def test_the_checked_in_triage_file_reads_and_covers_its_findings():
+    from gfxhound.corpus_store import Corpus
+    triage = Triage(ROOT / "corpus" / "triage.json")
+    findings = Corpus(ROOT / "corpus").findings()
+    for entry in [*triage.issues, *triage.searched]:
+        assert entry.checked and (entry.note or getattr(entry, "queries", None)), entry
+    covered = {f.signature for f in findings if any(e.covers(f) for e in [*triage.issues, *triage.searched])}
+    assert covered == {f.signature for f in findings}  # every checked-in finding was looked up
+    assert all(len(s.queries) >= 3 for s in triage.searched)
