@@ -14,6 +14,7 @@ def build_parser():
     from .fuzz import add_fuzz
     from .reduce import add_reduce
     from .report import add_nightly, add_perf, add_report, add_verify
+    from .triage import add_triage
     parser = Parser(prog="gfxhound", description=__doc__)  # its subcommands' parsers are Parsers too
     sub = parser.add_subparsers(dest="command", required=True)
     add_fuzz(sub)
@@ -21,6 +22,7 @@ def build_parser():
     add_reduce(sub)
     add_bisect(sub)
     add_report(sub)
+    add_triage(sub)
     add_verify(sub)
     add_perf(sub)
     add_nightly(sub)

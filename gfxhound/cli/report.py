@@ -1,4 +1,5 @@
-"""`gfxhound report` (issue drafts) and `gfxhound triage` (the known upstream issues that deduplicate them)."""
+"""`gfxhound report` (issue drafts, unless the public trackers already know the bug), `verify`, `perf` and
+`nightly`."""
 from __future__ import annotations
 
 import json
@@ -21,36 +22,22 @@ def add_report(sub):
                      help="check the reproducer under this interpreter (a venv with the Triton that has the bug)")
     rep.add_argument("--json", action="store_true")
     rep.set_defaults(func=cmd_report)
-    tri = sub.add_parser("triage", help="the upstream issues already known (deduplicates drafts)")
-    tri.add_argument("action", choices=["list", "add"])
-    tri.add_argument("id", nargs="?", help="with add: the finding the issue covers")
-    tri.add_argument("--issue", help="OWNER/REPO#NUMBER or the issue's URL")
-    tri.add_argument("--title", default="")
-    tri.add_argument("--state", default="reported", choices=["reported", "invalid", "wontfix", "fixed"])
-    tri.add_argument("--match", help="a regex on normalised messages, instead of the finding's signature")
-    tri.add_argument("--fixed-in", dest="fixed_in", help="with --state fixed: the toolchain with the fix")
-    tri.add_argument("--corpus", default="corpus")
-    tri.add_argument("--triage", help="default: <corpus>/triage.json")
-    tri.set_defaults(func=cmd_triage)
-
-
-def _triage(args):
-    from gfxhound.cli.common import UserError
-    from gfxhound.report.triage import Triage, TriageError
-    try:
-        return Triage(Path(args.triage) if args.triage else Path(args.corpus) / "triage.json")
-    except TriageError as exc:
-        raise UserError(str(exc)) from None
 
 
 def cmd_report(args):
+    from gfxhound.cli.triage import open_triage
     from gfxhound.report import drafts
     from gfxhound.cli.common import UserError, default_lld
     from gfxhound.corpus_store import Corpus
     corpus = Corpus(args.corpus)
     finding = corpus.get(args.id)
-    known = _triage(args).known(finding)
+    triage = open_triage(args)
+    known = triage.known(finding)
     if known and not args.force:
+        if known.state == "fixed":  # not a new bug: the trackers have it, fixed (a regression is not `known`)
+            raise UserError(f"{finding.signature[:8]} is known and fixed upstream: {known.ref} ({known.kind}, fixed "
+                            f"in {known.fixed_in or 'a release not recorded'}, {known.url}); not drafted as new "
+                            f"(--force drafts it)")
         print(f"{finding.signature}: known upstream as {known.url} ({known.state}): no draft (--force writes one)")
         return 0
     if finding.verdict not in ("ice", "timeout", "miscompile", "runtime_fault", "nondeterministic"):
@@ -60,7 +47,8 @@ def cmd_report(args):
         raise UserError(f"{finding.signature} has no reduced LLVM IR: run `gfxhound reduce {finding.signature[:8]} "
                         f"--level llvm-ir` first, or draft for Triton")
     env = {"TRITON_HIP_LLD_PATH": default_lld()} if default_lld() else {}
-    draft = drafts.build(corpus, finding, upstream, python=os.path.abspath(args.python), timeout=args.timeout, env=env)
+    draft = drafts.build(corpus, finding, upstream, python=os.path.abspath(args.python), timeout=args.timeout, env=env,
+                         known_upstream=triage.draft_lines(finding))
     path = drafts.write(draft, Path(args.out) if args.out else corpus.draft_dir(finding.signature))
     if args.json:
         print(json.dumps({"signature": finding.signature, "upstream": draft.upstream, "title": draft.title,
@@ -72,33 +60,6 @@ def cmd_report(args):
     if draft.leaks:
         print(f"gfxhound: the draft still names {', '.join(draft.leaks)}: edit it before filing", file=sys.stderr)
     return 0 if draft.reproduced is not False and not draft.leaks else 1
-
-
-def cmd_triage(args):
-    from gfxhound.cli.common import UserError
-    from gfxhound.corpus_store import Corpus
-    from gfxhound.report.triage import KnownIssue, TriageError, parse_issue_ref
-    triage = _triage(args)
-    if args.action == "list":
-        corpus = Corpus(args.corpus)
-        findings = corpus.findings()
-        for issue in triage.issues:
-            covered = [f.signature[:8] for f in findings if issue.covers(f)]
-            print(f"{issue.repo}#{issue.number} [{issue.state}] {issue.title} -> "
-                  f"{', '.join(covered) or 'no finding here'}")
-        if not triage.issues:
-            print(f"no known issues in {triage.path}", file=sys.stderr)
-        return 0
-    if not args.issue or not (args.id or args.match):
-        raise UserError("triage add needs --issue OWNER/REPO#N and a finding ID (or --match REGEX)")
-    try:
-        repo, number = parse_issue_ref(args.issue)
-        signature = Corpus(args.corpus).get(args.id).signature if args.id else None
-        triage.add(KnownIssue(repo, number, args.title, args.state, signature, args.match, "", args.fixed_in))
-    except TriageError as exc:
-        raise UserError(str(exc)) from None
-    print(f"{repo}#{number} [{args.state}] recorded in {triage.path}")
-    return 0
 
 
 def add_verify(sub):

@@ -164,11 +164,11 @@ def _stamp(corpus, finding):
 
 
 def _retarget_triage(path: Path, moved: dict, aliases: dict):
-    """Triage entries that name an old id now name the id that inherited it (they would still match through the
-    alias; this names the finding plainly)."""
+    """Triage entries (known issues and recorded searches) that name an old id now name the id that inherited it
+    (they would still match through the alias; this names the finding plainly)."""
     data = json.loads(path.read_text())
     changed = False
-    for entry in data.get("issues", []):
+    for entry in [*data.get("issues", []), *data.get("searched", [])]:
         old = entry.get("signature")
         hit = next((o for o in moved if old and o.startswith(old)), None)
         if hit and hit in aliases:

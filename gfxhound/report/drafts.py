@@ -208,12 +208,19 @@ def _related(corpus, finding) -> list:
 
 
 def build(corpus, finding, upstream: str | None = None, python: str = sys.executable, timeout: float = 600,
-          env: dict | None = None) -> Draft:
+          env: dict | None = None, known_upstream: list | None = None) -> Draft:
+    """`known_upstream`: what the triage file says of the public trackers (Triage.draft_lines), a section of its
+    own before the environment when there is anything."""
     upstream = upstream or choose_upstream(corpus, finding)
     scrub = Scrubber({corpus.root: "corpus"})
     if upstream == TRITON:
         env = dict(env or {}, GFXHOUND_CHECKED_WITH=_triton_version(python))
     draft = (_llvm if upstream == LLVM else _triton)(corpus, finding, python, timeout, env or {})
+    if known_upstream:
+        section = "## Known upstream\n" + "\n".join(f"- {line}" for line in known_upstream) + "\n\n"
+        draft.body = draft.body.replace("## Environment", section + "## Environment", 1)
+        if any(line.startswith("Regression:") for line in known_upstream):
+            draft.title = f"[regression] {draft.title}"
     draft.title, draft.body, draft.check = scrub(draft.title), scrub(draft.body), scrub(draft.check)
     draft.attachments = {k: scrub(v) for k, v in draft.attachments.items()}
     draft.leaks = scrub.leaks(draft.markdown() + "".join(draft.attachments.values()))

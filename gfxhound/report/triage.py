@@ -1,33 +1,68 @@
-"""Triage state: the upstream issues a team already knows, so drafts are written only for what is new.
+"""Triage state: what the public trackers already know of each bug, so drafts are written only for what is new.
 
 The file is `<corpus>/triage.json` (docs/triage.md documents it), checked in with the corpus and edited by people
-or by `gfxhound triage add`:
+or by `gfxhound triage add` / `gfxhound triage searched`:
 
-    {"format": 1, "issues": [
-      {"repo": "triton-lang/triton", "number": 1234, "title": "...", "state": "reported",
-       "signature": "eaa292644627f3a9", "match": null, "note": ""}]}
+    {"format": 2,
+     "issues": [{"repo": "triton-lang/triton", "number": 11019, "kind": "pr", "title": "...", "state": "fixed",
+                 "signature": "eaa292644627f3a9", "match": null, "note": "why it matches", "fixed_in": "triton-3.9.0",
+                 "url": "https://github.com/triton-lang/triton/pull/11019", "checked": "2026-11-24"}],
+     "searched": [{"signature": "0b24f87e8b82386a", "match": null, "checked": "2026-11-24",
+                   "trackers": ["triton-lang/triton", "llvm/llvm-project"], "queries": ["..."],
+                   "result": "no match", "related": [{"ref": "owner/repo#N", "url": "...", "why": "..."}],
+                   "note": ""}]}
 
-An entry names its bugs by signature (exact: the finding's signature hash, or a prefix of at least 8 digits) or by
-`match`, a regular expression searched in the finding's normalised message (one upstream issue often covers
-several signatures: the same LLVM assertion reached from different kernels). States: `reported` (filed, open),
-`invalid` and `wontfix` (do not report again), `fixed` (upstream says fixed: a finding that still reproduces on a
-toolchain newer than the fix is worth a new draft, as a regression).
+An issue entry names its bugs by signature (exact: the finding's signature hash, or a prefix of at least 8 digits) or
+by `match`, a regular expression searched in the finding's normalised message (one upstream issue often covers
+several signatures). States: `reported` (open upstream), `invalid` and `wontfix` (do not report again), `fixed`
+(upstream says fixed: a finding seen on a toolchain of the same product at or after `fixed_in` is a regression and
+worth a draft that says so). A `searched` entry records a search that found nothing, so a draft can say "searched,
+not found" and when. Format 1 (no kind, url, checked or searched) is read with defaults; the writer writes format 2.
 """
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from gfxhound.atomic import write_atomic
 
-TRIAGE_FORMAT = 1
+TRIAGE_FORMAT = 2
 STATES = ("reported", "invalid", "wontfix", "fixed")
+KINDS = ("issue", "pr")
+RESULTS = ("no match",)
+TRACKERS = ["triton-lang/triton", "llvm/llvm-project"]
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_REF = re.compile(r"(?:https://github\.com/)?([\w.-]+/[\w.-]+)(?:#|/(issues|pull)/)(\d+)/?")
 
 
 class TriageError(Exception):
     """A one-line problem with the triage file."""
+
+
+def _check_ident(who: str, signature, match):
+    if not signature and not match:
+        raise TriageError(f"{who}: give a signature or a match regex")
+    if signature and (len(signature) < 8 or not re.fullmatch(r"[0-9a-f]+", signature)):
+        raise TriageError(f"{who}: signature {signature!r} must be 8 or more hex digits")
+    if match:
+        try:
+            re.compile(match)
+        except re.error as exc:
+            raise TriageError(f"{who}: match is not a regex ({exc})") from None
+
+
+def _check_date(who: str, checked):
+    if checked is not None and not _DATE.fullmatch(str(checked)):
+        raise TriageError(f"{who}: checked {checked!r} is not a date (YYYY-MM-DD)")
+
+
+def _covers(signature, match, finding) -> bool:
+    ids = [finding.signature, *getattr(finding, "aliases", [])]  # an entry written before a re-keying
+    if signature and any(i.startswith(signature) for i in ids):
+        return True
+    return bool(match and any(re.search(match, text) for text in (finding.normalised or "", finding.message or "")))
 
 
 @dataclass
@@ -38,93 +73,188 @@ class KnownIssue:
     state: str
     signature: str | None = None
     match: str | None = None
-    note: str = ""
-    fixed_in: str | None = None  # with state "fixed": the toolchain upstream says has the fix
+    note: str = ""  # why it matches: same assertion, pass, target; what was checked
+    fixed_in: str | None = None  # with state "fixed": a toolchain with the fix ("triton-3.9.0", "llvm-23.1.0")
+    kind: str = "issue"  # format 1 entries were issues
+    url: str | None = None  # default: https://github.com/<repo>/{issues|pull}/<number>
+    checked: str | None = None  # the date the tracker was last read for this entry (format 1: not recorded)
 
     def __post_init__(self):
+        who = f"issue {self.repo}#{self.number}"
         if self.state not in STATES:
-            raise TriageError(f"issue {self.repo}#{self.number}: state {self.state!r} is not one of "
-                              f"{', '.join(STATES)}")
-        if not self.signature and not self.match:
-            raise TriageError(f"issue {self.repo}#{self.number}: give a signature or a match regex")
-        if self.signature and (len(self.signature) < 8 or not re.fullmatch(r"[0-9a-f]+", self.signature)):
-            raise TriageError(f"issue {self.repo}#{self.number}: signature {self.signature!r} must be 8 or more "
-                              f"hex digits")
-        if self.match:
-            try:
-                re.compile(self.match)
-            except re.error as exc:
-                raise TriageError(f"issue {self.repo}#{self.number}: match is not a regex ({exc})") from None
+            raise TriageError(f"{who}: state {self.state!r} is not one of {', '.join(STATES)}")
+        if self.kind not in KINDS:
+            raise TriageError(f"{who}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        _check_ident(who, self.signature, self.match)
+        _check_date(who, self.checked)
+        if self.url is None:
+            self.url = f"https://github.com/{self.repo}/{'pull' if self.kind == 'pr' else 'issues'}/{self.number}"
+        elif not str(self.url).startswith("https://"):
+            raise TriageError(f"{who}: url {self.url!r} must be an https:// address")
 
     @property
-    def url(self) -> str:
-        return f"https://github.com/{self.repo}/issues/{self.number}"
+    def ref(self) -> str:
+        return f"{self.repo}#{self.number}"
 
     def covers(self, finding) -> bool:
-        ids = [finding.signature, *getattr(finding, "aliases", [])]  # an entry written before a re-keying
-        if self.signature and any(i.startswith(self.signature) for i in ids):
-            return True
-        return bool(self.match and any(re.search(self.match, text) for text in (finding.normalised or "",
-                                                                                  finding.message or "")))
+        return _covers(self.signature, self.match, finding)
+
+    def regressed(self, finding) -> list:
+        """The toolchains the finding was seen on that are at or after `fixed_in` (same product): [] when none."""
+        if self.state != "fixed" or not self.fixed_in:
+            return []
+        fixed = toolchain_version(self.fixed_in)
+        if fixed is None:
+            return []
+        return [t for t in finding.toolchains if (v := toolchain_version(t)) is not None and v[0] == fixed[0]
+                and v[1] >= fixed[1]]
+
+
+@dataclass
+class SearchRecord:
+    """A search of the public trackers that found no matching report."""
+    checked: str
+    queries: list
+    signature: str | None = None
+    match: str | None = None
+    trackers: list = field(default_factory=lambda: list(TRACKERS))
+    result: str = "no match"
+    related: list = field(default_factory=list)  # [{"ref", "url", "why"}]: read and judged not the same bug
+    note: str = ""
+
+    def __post_init__(self):
+        who = f"search for {self.signature or self.match!r}"
+        _check_ident(who, self.signature, self.match)
+        _check_date(who, self.checked)
+        if self.checked is None:
+            raise TriageError(f"{who}: give the date it was checked")
+        if not self.queries or not all(isinstance(q, str) and q.strip() for q in self.queries):
+            raise TriageError(f"{who}: list the queries used")
+        if self.result not in RESULTS:
+            raise TriageError(f"{who}: result {self.result!r} is not one of {', '.join(RESULTS)} (a match is an "
+                              "issues entry)")
+        for rel in self.related:
+            if not isinstance(rel, dict) or set(rel) - {"ref", "url", "why"} or not rel.get("ref") \
+                    or not rel.get("why"):
+                raise TriageError(f"{who}: each related entry needs ref and why (and may have url)")
+
+    def covers(self, finding) -> bool:
+        return _covers(self.signature, self.match, finding)
+
+    def count(self) -> str:
+        return f"{len(self.queries)} {'query' if len(self.queries) == 1 else 'queries'}"
+
+
+def toolchain_version(text: str):
+    """'triton-3.9.0' -> ('triton', key); 'pytorch-triton-rocm-3.4.0+gitabc' -> ('triton', ...); 'llvm-22.1.8' ->
+    ('llvm', ...); a commit ('llvm@6bc4aaf6') or anything else -> None: it has no order."""
+    from gfxhound.bisect.releases import version_key
+    found = re.fullmatch(r"([a-z][a-z-]*?)-(\d+\.\d+\.\d+\S*)", text.strip())
+    if not found:
+        return None
+    name = found.group(1)
+    product = "triton" if "triton" in name else "llvm" if name in ("llvm", "llc") else name
+    return product, version_key(found.group(2))
 
 
 class Triage:
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.issues = self._load()
+        self.issues, self.searched = self._load()
 
-    def _load(self) -> list:
+    def _load(self):
         if not self.path.exists():
-            return []
+            return [], []
         try:
             data = json.loads(self.path.read_text())
         except ValueError as exc:
             raise TriageError(f"{self.path}: not JSON ({exc}); fix it or move it aside") from None
-        if not isinstance(data, dict) or not isinstance(data.get("issues"), list):
-            raise TriageError(f"{self.path}: expected {{\"format\": 1, \"issues\": [...]}}")
-        if data.get("format", 1) > TRIAGE_FORMAT:
-            raise TriageError(f"{self.path}: format {data['format']} is newer than this gfxhound; upgrade it")
-        names = {f.name for f in fields(KnownIssue)}
+        if not isinstance(data, dict) or not isinstance(data.get("issues"), list) \
+                or not isinstance(data.get("searched", []), list):
+            raise TriageError(f"{self.path}: expected {{\"format\": {TRIAGE_FORMAT}, \"issues\": [...], "
+                              f"\"searched\": [...]}}")
+        version = data.get("format", 1)
+        if not isinstance(version, int) or version < 1:
+            raise TriageError(f"{self.path}: format {version!r} is not a format number")
+        if version > TRIAGE_FORMAT:
+            raise TriageError(f"{self.path}: format {version} is newer than this gfxhound; upgrade it")
+        extra = set(data) - {"format", "issues", "searched"}
+        if extra:
+            raise TriageError(f"{self.path}: unknown top-level field(s) {', '.join(sorted(extra))}")
+        return (self._entries(data["issues"], KnownIssue, "an issue entry"),
+                self._entries(data.get("searched", []), SearchRecord, "a searched entry"))
+
+    def _entries(self, raw: list, cls, what: str) -> list:
+        names = {f.name for f in fields(cls)}
         out = []
-        for entry in data["issues"]:
+        for entry in raw:
+            if not isinstance(entry, dict):
+                raise TriageError(f"{self.path}: {what} is not an object")
             unknown = set(entry) - names
             if unknown:
-                raise TriageError(f"{self.path}: unknown field(s) {', '.join(sorted(unknown))} in an issue entry")
+                raise TriageError(f"{self.path}: unknown field(s) {', '.join(sorted(unknown))} in {what}")
             try:
-                out.append(KnownIssue(**entry))
+                out.append(cls(**entry))
             except TypeError as exc:
-                raise TriageError(f"{self.path}: an issue entry lacks a field ({exc})") from None
+                raise TriageError(f"{self.path}: {what} lacks a field ({exc})") from None
         return out
 
     def known(self, finding) -> KnownIssue | None:
         """The issue that covers this finding (the first listed), or None: it is new. An issue fixed upstream does
         not cover a finding seen on a toolchain that has the fix: that is a regression, worth a new draft."""
-        return next((i for i in self.issues if i.covers(finding) and not _regressed(i, finding)), None)
+        return next((i for i in self.issues if i.covers(finding) and not i.regressed(finding)), None)
+
+    def regression(self, finding) -> KnownIssue | None:
+        """A fixed issue that covers the finding although it was seen on a toolchain with the fix."""
+        return next((i for i in self.issues if i.covers(finding) and i.regressed(finding)), None)
+
+    def search_for(self, finding) -> SearchRecord | None:
+        """The latest search that covers the finding (by its date)."""
+        found = [s for s in self.searched if s.covers(finding)]
+        return max(found, key=lambda s: s.checked) if found else None
+
+    def draft_lines(self, finding) -> list:
+        """What a draft says under "Known upstream": the issue that tracks it (a draft forced anyway), a regression
+        of a fixed issue, the search that found nothing. [] when nothing about the trackers is recorded."""
+        lines = []
+        known = self.known(finding)
+        if known:  # drafted anyway (--force)
+            fixed = f", fixed in {known.fixed_in}" if known.fixed_in else ""
+            lines.append(f"Already tracked upstream: {known.ref} ({known.kind}, {known.state}{fixed}, {known.url}).")
+        issue = self.regression(finding)
+        if issue:
+            lines.append(f"Regression: {issue.ref} ({issue.kind}, {issue.url}) was fixed in {issue.fixed_in}, but "
+                         f"this bug was seen on {', '.join(issue.regressed(finding))}, which is at or after the fix.")
+        search = self.search_for(finding)
+        if search:
+            lines.append(f"Searched {', '.join(search.trackers)} on {search.checked} ({search.count()}: "
+                         f"{'; '.join(repr(q) for q in search.queries)}): no matching report found.")
+            lines += [f"Related but not the same bug: {r['ref']}: {r['why']}" for r in search.related]
+        return lines
 
     def add(self, issue: KnownIssue):
         self.issues = [i for i in self.issues if (i.repo, i.number) != (issue.repo, issue.number)] + [issue]
         self.save()
 
+    def add_search(self, record: SearchRecord):
+        key = (record.signature, record.match)
+        self.searched = [s for s in self.searched if (s.signature, s.match) != key] + [record]
+        self.save()
+
     def save(self):
-        write_atomic(self.path, json.dumps({"format": TRIAGE_FORMAT, "issues": [asdict(i) for i in self.issues]},
-                                           indent=1) + "\n")
+        data = {"format": TRIAGE_FORMAT, "issues": [asdict(i) for i in self.issues],
+                "searched": [asdict(s) for s in self.searched]}
+        write_atomic(self.path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
-def _regressed(issue: KnownIssue, finding) -> bool:
-    if issue.state != "fixed" or not issue.fixed_in:
-        return False
-    from gfxhound.bisect.releases import version_key
-
-    def version(toolchain):
-        found = re.match(r"[a-z-]*?-?(\d+\.\d+\.\d+\S*)$", toolchain)
-        return version_key(found.group(1)) if found else None
-    fixed = version(issue.fixed_in)
-    return fixed is not None and any(version(t) is not None and version(t) >= fixed for t in finding.toolchains)
+def parse_ref(text: str) -> tuple:
+    """'triton-lang/triton#1234', an issue URL or a pull-request URL -> (repo, number, kind or None: not said)."""
+    found = _REF.fullmatch(text.strip())
+    if not found:
+        raise TriageError(f"--issue {text!r}: give OWNER/REPO#NUMBER or the issue's or pull request's GitHub URL")
+    return found.group(1), int(found.group(3)), {"issues": "issue", "pull": "pr"}.get(found.group(2))
 
 
 def parse_issue_ref(text: str) -> tuple:
     """'triton-lang/triton#1234' or a GitHub issue URL -> (repo, number)."""
-    found = re.fullmatch(r"(?:https://github\.com/)?([\w.-]+/[\w.-]+)(?:#|/issues/|/pull/)(\d+)/?", text.strip())
-    if not found:
-        raise TriageError(f"--issue {text!r}: give OWNER/REPO#NUMBER or the issue's GitHub URL")
-    return found.group(1), int(found.group(2))
+    return parse_ref(text)[:2]

@@ -146,8 +146,9 @@ def test_migration_rekeys_merges_keeps_history_and_triage(tmp_path):
     _v5(old, "dddddddddddddddd", "LLVM ERROR: x", "LLVM ERROR: x", "s4", verdict="ice", stage="llir",
         env={"TRITON_HIP_USE_ASYNC_COPY": "1"}, target="gfx1100")
     (old.path("aaaaaaaaaaaaaaaa") / "bisect.json").write_text("{}")
-    (tmp_path / "old" / "triage.json").write_text(json.dumps({"format": 1, "issues": [
-        {"repo": "llvm/llvm-project", "number": 1, "title": "t", "state": "reported", "signature": "bbbbbbbb"}]}))
+    (tmp_path / "old" / "triage.json").write_text(json.dumps({"format": 2, "issues": [
+        {"repo": "llvm/llvm-project", "number": 1, "title": "t", "state": "reported", "signature": "bbbbbbbb"}],
+        "searched": [{"signature": "aaaaaaaaaaaaaaaa", "checked": "2026-11-24", "queries": ["q"]}]}))
     report = migrate(old, TABLES.get, forced, tmp_path / "old" / "triage.json")
     inv = _judged(INV[:1]).signature
     assert report["moved"]["aaaaaaaaaaaaaaaa"] == [inv] and report["moved"]["bbbbbbbbbbbbbbbb"] == [inv]
@@ -156,7 +157,8 @@ def test_migration_rekeys_merges_keeps_history_and_triage(tmp_path):
     assert len(old.example_dirs(inv)) == 2 and found[inv].normaliser >= 6
     assert (old.path(inv) / "aliases" / "aaaaaaaaaaaaaaaa" / "bisect.json").exists()  # nothing stored is lost
     assert old.get("aaaaaaaa").signature == inv  # an old id still finds its bug
-    assert json.loads((tmp_path / "old" / "triage.json").read_text())["issues"][0]["signature"] == inv
+    triage = json.loads((tmp_path / "old" / "triage.json").read_text())
+    assert triage["issues"][0]["signature"] == inv and triage["searched"][0]["signature"] == inv
     (miscompile,) = [f for f in found.values() if f.stage == "run"]
     assert miscompile.normalised == "cuda:90: kernel kernels s3"
     assert found["dddddddddddddddd"].configuration.startswith("forced: TRITON_HIP_USE_ASYNC_COPY=1 on gfx1100")
