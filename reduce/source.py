@@ -17,6 +17,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from gfxhound.atomic import write_atomic
 from gfxhound.corpus_store.layout import REDUCE_LOG
 
 from .llvm_ir import ReduceError
@@ -99,9 +100,7 @@ def reduce_script(script: Path, expect: str, python: str = sys.executable, cvise
         if not matches(reduced, expect, python, test_timeout, cwd=work):
             shutil.copyfile(script, reduced)
         out = script.with_name(script.stem + ".reduced.py")
-        tmp_out = out.with_name(out.name + ".tmp")
-        shutil.copyfile(reduced, tmp_out)
-        tmp_out.replace(out)  # atomic: never a half-written result next to the user's script
+        write_atomic(out, reduced.read_bytes())  # never a half-written result next to the user's script
     result = SourceReduction(str(script), expect, _lines(script), _lines(out), round(time.time() - started, 2),
                              str(out))
     if log:

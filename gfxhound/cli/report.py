@@ -169,7 +169,8 @@ def cmd_perf(args):
     env = {"TRITON_HIP_LLD_PATH": default_lld()} if default_lld() else {}
     try:
         if args.action == "measure":
-            result = perf.measure(os.path.abspath(args.python), perf.render_set(Path(args.set), args.target), args.repeat, env=env)
+            result = perf.measure(os.path.abspath(args.python), perf.render_set(Path(args.set), args.target),
+                                  args.repeat, env=env)
             if args.out:
                 Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
             print(json.dumps(result, indent=1) if args.json else perf.summary(result))
@@ -178,7 +179,7 @@ def cmd_perf(args):
             if not args.caps:
                 raise UserError("make-set needs --caps CAPS.json (the oldest toolchain's capabilities)")
             kept = perf.make_set(Path(args.caps), Path(args.set), args.count, args.seed,
-                                 [args.python] + args.with_python, log=lambda line: print(line, file=sys.stderr),
+                                 [os.path.abspath(p) for p in [args.python] + args.with_python], log=lambda line: print(line, file=sys.stderr),
                                  env=env)
             print(f"{len(kept)} kernels in {args.set}")
             return 0

@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import json
 import math
-import os
 import re
 import shutil
 import subprocess
@@ -289,19 +288,17 @@ def screenshot(html: Path, png: Path, timeout: float = 120) -> Path:
         raise RuntimeError("no chromium on PATH (apt-get install -y chromium)")
     png = Path(png).resolve()
     png.parent.mkdir(parents=True, exist_ok=True)
-    tmp = png.with_name(f".{png.name}.tmp.png")
     with tempfile.TemporaryDirectory(prefix="gfxhound-chromium-") as profile:
+        tmp = Path(profile) / "screenshot.png"
         cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                f"--user-data-dir={profile}", f"--screenshot={tmp}", "--window-size=1280,1600",
                Path(html).resolve().as_uri()]
         try:
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            tmp.unlink(missing_ok=True)
             raise RuntimeError(f"chromium screenshot timed out after {timeout:g}s") from None
-    if out.returncode != 0 or not tmp.exists():
-        tmp.unlink(missing_ok=True)
-        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"chromium exited {out.returncode} without a screenshot: {last[:200]}")
-    os.replace(tmp, png)
+        if out.returncode != 0 or not tmp.exists():
+            last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError(f"chromium exited {out.returncode} without a screenshot: {last[:200]}")
+        write_atomic(png, tmp.read_bytes())  # a reader of the nightly's folder never sees half a picture
     return png

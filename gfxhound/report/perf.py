@@ -156,36 +156,50 @@ def make_set(caps_path: Path, out: Path, count: int, seed: int, pythons: list, l
     from gfxhound.fuzz.generate import spec_stream
     from gfxhound.fuzz.render import render
     import shutil
+
+    from gfxhound.atomic import install_dir
     caps = Capabilities.from_json(json.loads(Path(caps_path).read_text()))
-    final, out = Path(out), Path(f"{out}.tmp")  # written aside, then put in place whole
-    shutil.rmtree(out, ignore_errors=True)
-    (out / "specs").mkdir(parents=True)
-    (out / "caps.json").write_text(caps.dumps())
-    kept, stream = [], spec_stream(caps, seed, max_ops=12)
-    for _ in range(max_batches):
-        if len(kept) >= count:
-            break
-        # an explicit occupancy request (waves_per_eu) makes occupancy the request, not a figure to compare (and
-        # releases before 3.5 ignore it on gfx942): such kernels stay out of the set
-        batch = [spec for spec in (next(stream) for _ in range(count)) if "waves_per_eu" not in spec.launch.options]
-        kernels = []
-        for i, spec in enumerate(batch):
-            r = render(spec, caps)
-            kernels.append({"name": f"k{i}", "source": r.source, "kernel_name": r.kernel_name, "args": r.args,
-                            "options": r.options, "env": r.env, "arch": caps.arch})
-        results = [measure(p, kernels, repeat=1, timeout=120, env=env)["kernels"] for p in pythons]
-        for i, spec in enumerate(batch):
-            if all("failed" not in r[f"k{i}"] for r in results) and len(kept) < count:
-                name = f"perf-{len(kept):02d}"
-                (out / "specs" / f"{name}.json").write_text(spec.dumps())
-                kept.append(name)
-                if log:
-                    log(f"{name}: kept")
-    readme = final / "README.md"
-    if readme.exists():
-        shutil.copy(readme, out / "README.md")
-    shutil.rmtree(final, ignore_errors=True)
-    out.rename(final)
+    final = Path(out)
+    kept = []
+
+    def build(out):  # the whole set is written aside, then renamed into place (gfxhound/atomic.py)
+        (out / "specs").mkdir(parents=True)
+        (out / "caps.json").write_text(caps.dumps())
+        stream = spec_stream(caps, seed, max_ops=12)
+        for _ in range(max_batches):
+            if len(kept) >= count:
+                break
+            # an explicit occupancy request (waves_per_eu) makes occupancy the request, not a figure to compare
+            # (and releases before 3.5 ignore it on gfx942): such kernels stay out of the set
+            batch = [spec for spec in (next(stream) for _ in range(count))
+                     if "waves_per_eu" not in spec.launch.options]
+            kernels = []
+            for i, spec in enumerate(batch):
+                r = render(spec, caps)
+                kernels.append({"name": f"k{i}", "source": r.source, "kernel_name": r.kernel_name, "args": r.args,
+                                "options": r.options, "env": r.env, "arch": caps.arch})
+            results = [measure(p, kernels, repeat=1, timeout=120, env=env)["kernels"] for p in pythons]
+            for i, spec in enumerate(batch):
+                if all("failed" not in r[f"k{i}"] for r in results) and len(kept) < count:
+                    name = f"perf-{len(kept):02d}"
+                    (out / "specs" / f"{name}.json").write_text(spec.dumps())
+                    kept.append(name)
+                    if log:
+                        log(f"{name}: kept")
+        if (previous / "README.md").exists():  # a person's notes on the set stay with it
+            shutil.copy(previous / "README.md", out / "README.md")
+
+    previous = final.with_name(f".old-{final.name}")
+    shutil.rmtree(previous, ignore_errors=True)
+    if final.exists():
+        final.rename(previous)  # the set being replaced, until the new one is in place
+    try:
+        install_dir(final, build)
+    except BaseException:
+        if previous.exists() and not final.exists():
+            previous.rename(final)
+        raise
+    shutil.rmtree(previous, ignore_errors=True)
     return kept
 
 

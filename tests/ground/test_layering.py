@@ -261,3 +261,17 @@ def test_every_package_says_what_it_is_for():
     missing = [name for name, path in all_modules().items()
                if path.name == "__init__.py" and not ast.get_docstring(ast.parse(path.read_text()))]
     assert missing == []
+
+
+def test_files_are_replaced_only_by_the_one_atomic_write():
+    """`os.replace` anywhere but gfxhound/atomic.py is a second, unreviewed atomic write (moves inside a
+    reducer's own temporary folder are not writes a reader can see half of)."""
+    found = []
+    for module, path in all_modules().items():
+        if module == "gfxhound.atomic":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "replace" and \
+                    getattr(node.func.value, "id", "") == "os":
+                found.append(f"{module}:{node.lineno}")
+    assert found == []

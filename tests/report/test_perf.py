@@ -53,3 +53,20 @@ def test_the_previous_release_compared_with_the_current_one(tmp_path, gfxhound_b
     found = {(r["kernel"], r["metric"]) for r in compare(old, new)}
     assert ("perf-03", "sgpr_count") in found  # 24 -> 86 SGPRs from Triton 3.4.0 to 3.9.0 (docs/findings.md)
     assert not newly_failing(old, new)
+
+
+def test_make_set_replaces_a_set_whole_and_keeps_its_readme(tmp_path, gfxhound_bin):
+    """A new set is built aside and renamed into place (a reader never sees half of one); the person's README
+    stays; an interpreter named by a relative path works (the kernels are measured from a temporary folder)."""
+    kernel_set = tmp_path / "set"
+    (kernel_set / "specs").mkdir(parents=True)
+    (kernel_set / "README.md").write_text("notes\n")
+    (kernel_set / "specs" / "stale.json").write_text("{}")
+    venv = Path(sys.executable).parent.parent
+    proc = subprocess.run([gfxhound_bin, "perf", "make-set", "--caps", str(ROOT / "corpus" / "perfset" / "caps.json"),
+                           "--count", "2", "--set", str(kernel_set), "--python", "bin/python"],
+                          capture_output=True, text=True, timeout=600, cwd=venv)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted(p.name for p in (kernel_set / "specs").iterdir()) == ["perf-00.json", "perf-01.json"]
+    assert (kernel_set / "README.md").read_text() == "notes\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["set"]  # no temporary or previous set left beside it
