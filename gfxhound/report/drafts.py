@@ -7,14 +7,12 @@ toolchain the finding names, and nothing of this machine survives (gfxhound/repo
 """
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
-import textwrap
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +20,8 @@ from pathlib import Path
 from gfxhound.corpus_store.layout import REDUCED_LL, REPRO_FILE
 from gfxhound.atomic import write_atomic
 from gfxhound.protocol import ABSENT, PRESENT, outcome
+from gfxhound.report.draft_text import constants as _constants, headline, kernel_source as _kernel_source, \
+    prune_unused, short as _short, tail as _tail, triton_snippet
 from gfxhound.report.scrub import Scrubber
 from gfxhound.signature import MEMORY_MODEL_STAGE, normalise, summarise
 
@@ -34,6 +34,8 @@ NO_UB = ("The kernel has no undefined behaviour: the generator never emits integ
          "accesses or data races, and the oracle checked every unmasked address against the buffer bounds before "
          "judging the result. The reference is PyTorch on the CPU with an error bound per operation (exact for "
          "integer ops); FMA contraction and reassociation are allowed by that bound.")
+NOT_REDUCED = ("**Not reduced:** the reproducer is the fuzzer's generated kernel as it was found; run "
+               "`gfxhound reduce` on the finding before filing.")
 STAGE_NAMES = {"ttir": "Triton IR", "ttgir": "TritonGPU IR", "llir": "LLVM IR translation", "amdgcn":
                "AMDGCN code generation", "hsaco": "linking", "llc-verify": "LLVM code generation (llc)",
                "run": "execution"}
@@ -59,54 +61,6 @@ def choose_upstream(corpus, finding) -> str:
         else TRITON
 
 
-def _constants(repro_text: str) -> dict:
-    out = {}
-    for node in ast.parse(repro_text).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in ("ARCH", "OPTIONS", "ENV_KNOBS", "ARGS", "EXPECTED", "GRID", "KERNEL"):
-                try:
-                    out[name] = ast.literal_eval(node.value)
-                except ValueError:
-                    pass
-    return out
-
-
-def _kernel_source(repro_text: str) -> str:
-    """The @triton.jit kernel a repro embeds (indented under `if "--child" in sys.argv:`)."""
-    block = repro_text.split("# ---- the kernel", 1)[-1]
-    lines = block.splitlines()[1:]
-    body = []
-    for line in lines:
-        if line.startswith(("def ", "class ")) or (line and not line.startswith(" ") and body):
-            break
-        body.append(line)
-    text = textwrap.dedent("\n".join(body))
-    return "\n".join(line for line in text.splitlines() if not line.startswith(("import triton", "if ")))
-
-
-def triton_snippet(kernel: str, consts: dict) -> str:
-    """A standalone compile of the kernel for its AMD target, as the Triton runtime would (3.3+ API), with the
-    argument specialisation the runtime derives (computed by the installed Triton's own hooks)."""
-    from gfxhound.compat import environment, specialise, warp_size
-    arch, args = consts["ARCH"], consts["ARGS"]
-    with environment(consts.get("ENV_KNOBS") or {}):  # AMDGCN_USE_BUFFER_OPS decides tt.pointer_range, as at launch
-        signature, constexprs, attrs = specialise(args)
-    names = [a["name"] for a in args]
-    index_attrs = {(names.index(n),): v for n, v in attrs.items()}
-    env = "".join(f"os.environ[{k!r}] = {v!r}\n" for k, v in sorted((consts.get("ENV_KNOBS") or {}).items()))
-    kernel = "\n".join(line for line in kernel.strip().splitlines()
-                       if not line.startswith(("import triton", "from triton")))
-    return (f"# Compiles for {arch} as the Triton runtime would; no GPU needed.\n"
-            + ("import os\n" if env else "") + "import triton\nimport triton.language as tl\n"
-            "from triton.backends.compiler import GPUTarget\nfrom triton.compiler import ASTSource\n"
-            + (f"\n{env}" if env else "") + f"\n\n{kernel}\n\n\n"
-            f"src = ASTSource(kernel, signature={signature!r},\n                constexprs={constexprs!r},\n"
-            f"                attrs={index_attrs!r})\n"
-            f"triton.compile(src, target=GPUTarget(\"hip\", {arch!r}, {warp_size(arch)}), "
-            f"options={consts.get('OPTIONS') or {}!r})\n")
-
-
 def _run(argv, cwd, timeout, env=None):
     run_env = dict(os.environ, PYTHONWARNINGS="ignore", **(env or {}))
     try:
@@ -119,20 +73,6 @@ def _run(argv, cwd, timeout, env=None):
     ended = (f"signal:{-proc.returncode}" if proc.returncode < 0 else "exception"
              if "Traceback (most recent call last)" in proc.stderr else f"exit:{proc.returncode}")
     return proc.returncode, proc.stdout + proc.stderr, ended
-
-
-def _tail(text: str, lines: int = 25) -> str:
-    """What a reader needs of a failure's output: from the first LLVM error or assertion (a few lines of its
-    dump), else the end of the Python traceback, else the last lines."""
-    kept = [line for line in text.strip().splitlines() if not line.startswith("##gfxhound")]
-    first = next((i for i, line in enumerate(kept) if re.search(r"LLVM ERROR|Assertion .* failed|error: ", line)),
-                 None)
-    if first is not None:
-        chosen = kept[first:first + min(lines, 12)]
-        traceback_end = [line for line in kept[-3:] if re.match(r"\w+(Error|Exception)\b", line)]
-        return "\n".join(chosen + (["..."] + traceback_end if traceback_end and traceback_end[0] not in chosen
-                                    else []))
-    return "\n".join(kept[-lines:])
 
 
 def _bisection(newest_first: "list[dict]") -> str:
@@ -232,11 +172,13 @@ def _triton_version(python: str) -> str:
     return f"triton {out.strip().splitlines()[-1]}" if rc == 0 and out.strip() else "triton (version unknown)"
 
 
-def _short(message: str, limit: int = 100) -> str:
-    """The title's part of a (normalised) message: its last diagnostic, cut at a word."""
-    text = message.split(" | ")[-1] if " | " in message else message
-    text = re.sub(r"\s*\[signal:N\]$", "", re.sub(r"\s+", " ", text).strip())
-    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
+def _how_reduced(reduced) -> str:
+    """What the draft may say of the reproducer's size: only what the reduction record shows."""
+    record = reduced.record if reduced.repro.exists() else {}
+    if record.get("body_lines_before") and record.get("body_lines_after"):
+        return (f"`gfxhound reduce` shrank the generated kernel's body from {record['body_lines_before']} to "
+                f"{record['body_lines_after']} lines, checking after each step that the failure stays the same.")
+    return NOT_REDUCED
 
 
 def _triton(corpus, finding, python, timeout, env) -> Draft:
@@ -283,20 +225,23 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
     else:
         kernel = reduced.kernel.read_text() if reduced.kernel.exists() \
             else _kernel_source(repro_text)
-        code = triton_snippet(kernel, consts)
-        with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
-            (Path(tmp) / "snippet.py").write_text(code)
-            rc, out, ended = _run([python, "snippet.py"], tmp, timeout, env)
-        got = summarise(out, ended) if ended != "exit:0" else {"normalised": "", "verdict": "pass"}
-        reproduced = bool(rc != 0 and got["normalised"] and got["normalised"] == finding.normalised)
+        for candidate in dict.fromkeys([prune_unused(kernel), kernel]):  # the pruned kernel, if it still fails
+            code = triton_snippet(candidate, consts)
+            with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
+                (Path(tmp) / "snippet.py").write_text(code)
+                rc, out, ended = _run([python, "snippet.py"], tmp, timeout, env)
+            got = summarise(out, ended) if ended != "exit:0" else {"normalised": "", "verdict": "pass"}
+            reproduced = bool(rc != 0 and got["normalised"] and got["normalised"] == finding.normalised)
+            if reproduced:
+                break
         check = (f"`python snippet.py` with {env['GFXHOUND_CHECKED_WITH']} ended {ended}; normalised failure: "
                  f"{got['normalised'][:200] or 'none'}")
         stage = STAGE_NAMES.get(finding.stage, finding.stage)
         title = f"[AMD][{arch}] {'compile hang' if finding.verdict == 'timeout' else 'internal compiler error'} " \
-                f"in {stage}: {_short(finding.normalised or finding.message)}"
+                f"in {stage}: {headline(finding.message or finding.normalised)}"
         summary = (f"Compiling the kernel below for `{arch}` fails with an internal compiler error in {stage}, "
                    f"not a diagnostic about the kernel.")
-        command = "python snippet.py"
+        command = "python snippet.py   # the reproducer above, saved as snippet.py"
         expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
                     f"\n\nActual:\n```\n{_tail(out)}\n```")
         lang, ub = "python", ""
@@ -315,7 +260,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         "## How this was found",
         f"Found by a fuzzer (gfxhound: random valid Triton kernels, compiled for AMD targets and compared with a "
         f"PyTorch reference); {finding.count} occurrence(s) across {len(examples)} kernel(s) since "
-        f"{finding.first_seen[:10]}. The kernel was shrunk automatically; signature `{finding.signature}`."])
+        f"{finding.first_seen[:10]}. {_how_reduced(reduced)} Signature `{finding.signature}`."])
     return Draft(TRITON, title, body, reproduced, check, attachments)
 
 

@@ -2,7 +2,6 @@
 crash our campaigns found on 3.4.0 and that 3.9.0 fixed, and on the frontend miscompile 3.5.0 introduced; the
 venv cache is the one a user's bisection would fill (`--only-cached` keeps CI off the network)."""
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -11,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from gfxhound.bisect.releases import ReleaseError, release_range, version_key
+
+from fake_releases import fake_cache as _fake_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ["2.3.1", "3.0.0", "3.4.0", "3.5.0rc1", "3.5.0", "3.5.1", "3.9.0"]
@@ -24,21 +25,6 @@ def test_the_range_is_the_final_releases_between_the_ends():
         release_range("3.9.0..3.4.0", VERSIONS)
     with pytest.raises(ReleaseError, match="OLD..NEW"):
         release_range("3.4.0", VERSIONS)
-
-
-def _fake_cache(tmp_path, venvs):
-    """A cache entry that is an existing venv: its pyvenv.cfg, and links to its interpreter and libraries."""
-    cache = tmp_path / "venvs"
-    for version, venv in venvs.items():
-        entry = cache / f"triton-{version}"
-        (entry / "bin").mkdir(parents=True)
-        shutil.copyfile(venv / "pyvenv.cfg", entry / "pyvenv.cfg")
-        os.symlink(venv / "bin" / "python", entry / "bin" / "python")
-        for lib in ("lib", "lib64"):
-            if (venv / lib).exists():
-                os.symlink(venv / lib, entry / lib)
-        (entry / ".complete").write_text(version)
-    return cache
 
 
 @pytest.mark.slow

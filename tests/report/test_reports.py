@@ -144,7 +144,7 @@ def test_the_scrubber_removes_paths_user_host_and_secrets(tmp_path):
 
 @pytest.mark.slow
 def test_verify_marks_a_historical_crash_fixed_in_the_later_release(tmp_path, old_python, gfxhound_bin):
-    from test_bisect_releases import _fake_cache
+    from fake_releases import fake_cache as _fake_cache
     cache = _fake_cache(tmp_path, {"3.4.0": Path(old_python).parent.parent,
                                    "3.9.0": Path(sys.executable).parent.parent})
     corpus = _corpus(tmp_path, "eaa292644627f3a9", "93260d1c0e8fc7a2")

@@ -1,0 +1,157 @@
+"""The text of an issue draft: a readable title from a compiler's message, the part of a failure's output a
+maintainer reads, and the Triton snippet that compiles a kernel as the runtime would.
+
+Why apart from drafts.py: these are pure functions of text, tested on their own; drafts.py decides what a draft
+says and checks it by running it.
+"""
+from __future__ import annotations
+
+import ast
+import pprint
+import re
+import textwrap
+
+ASSERTION = re.compile(r"Assertion [`'](.+?)' failed")
+# lines of an IR dump or a stack trace: what a compiler prints after its message, not what a reader needs first
+NOISE = re.compile(r"^(\s|#|%|\^|\}|\{|module |tt\.func|llvm\.|func\.|[0-9]+ +0x|Stack dump|PLEASE submit|"
+                   r"external_resources|mlir_reproducer|pipeline:|disable_threading|verify_each|\{-#|#-\})")
+
+
+def _pretty(value) -> str:
+    """A dict or list over several lines, indented to sit after `    name=` in the snippet."""
+    text = pprint.pformat(value, width=100, sort_dicts=False)
+    return text.replace("\n", "\n    ")
+
+
+def headline(message: str, limit: int = 100) -> str:
+    """What a title says of a failure: the assertion that failed (with the function it sits in, when the
+    message names one), else LLVM's own error, else the last diagnostic."""
+    found = ASSERTION.search(message)
+    if found:
+        where = re.search(r"([A-Za-z_]\w*\.(?:cpp|h|hpp|td))\b", message)  # the source file, not a C++ name
+        text = f"assertion `{found.group(1)}` failed" + (f" in {where.group(1)}" if where else "")
+    else:
+        error = re.search(r"LLVM ERROR: ([^|\n]+)", message)
+        text = error.group(1).strip() if error else message.split(" | ")[-1]
+    text = re.sub(r"\s*\[signal:N\]$", "", re.sub(r"\s+", " ", text).strip())
+    # a selection DAG node: its type and opcode, not its number, chain or memory operand
+    text = re.sub(r"\bt[0-9]+: ", "", text)
+    text = re.sub(r"(AMDGPUISD::\w+|ISD::\w+)<\(.*$", r"\1", text).replace(",ch = ", " ")
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+def constants(repro_text: str) -> dict:
+    """The settings a repro script declares (ARCH, OPTIONS, ENV_KNOBS, ARGS, ...), read without running it."""
+    out = {}
+    for node in ast.parse(repro_text).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in ("ARCH", "OPTIONS", "ENV_KNOBS", "ARGS", "EXPECTED", "GRID", "KERNEL"):
+                try:
+                    out[name] = ast.literal_eval(node.value)
+                except ValueError:
+                    pass
+    return out
+
+
+def kernel_source(repro_text: str) -> str:
+    """The @triton.jit kernel a repro embeds (indented under `if "--child" in sys.argv:`)."""
+    block = repro_text.split("# ---- the kernel", 1)[-1]
+    lines = block.splitlines()[1:]
+    body = []
+    for line in lines:
+        if line.startswith(("def ", "class ")) or (line and not line.startswith(" ") and body):
+            break
+        body.append(line)
+    text = textwrap.dedent("\n".join(body))
+    return "\n".join(line for line in text.splitlines() if not line.startswith(("import triton", "if ")))
+
+
+def triton_snippet(kernel: str, consts: dict) -> str:
+    """A standalone compile of the kernel for its AMD target, as the Triton runtime would (3.3+ API), with the
+    argument specialisation the runtime derives (computed by the installed Triton's own hooks)."""
+    from gfxhound.compat import environment, specialise, warp_size
+    arch, args = consts["ARCH"], consts["ARGS"]
+    with environment(consts.get("ENV_KNOBS") or {}):  # AMDGCN_USE_BUFFER_OPS decides tt.pointer_range, as at launch
+        signature, constexprs, attrs = specialise(args)
+    names = [a["name"] for a in args]
+    index_attrs = {(names.index(n),): v for n, v in attrs.items()}
+    env = "".join(f"os.environ[{k!r}] = {v!r}\n" for k, v in sorted((consts.get("ENV_KNOBS") or {}).items()))
+    kernel = "\n".join(line for line in kernel.strip().splitlines()
+                       if not line.startswith(("import triton", "from triton")))
+    return (f"# Compiles for {arch} as the Triton runtime would; no GPU needed.\n"
+            + ("import os\n" if env else "") + "import triton\nimport triton.language as tl\n"
+            "from triton.backends.compiler import GPUTarget\nfrom triton.compiler import ASTSource\n"
+            + (f"\n{env}" if env else "") + f"\n\n{kernel.strip()}\n\n\n"
+            f"src = ASTSource(\n    kernel,\n    signature={_pretty(signature)},\n"
+            f"    constexprs={_pretty(constexprs)},\n    attrs={_pretty(index_attrs)},\n)\n"
+            f"triton.compile(src, target=GPUTarget(\"hip\", {arch!r}, {warp_size(arch)}), "
+            f"options={consts.get('OPTIONS') or {}!r})\n")
+
+
+def tail(text: str, lines: int = 25) -> str:
+    """What a reader needs of a failure's output: from the first LLVM error or assertion (a few lines of its
+    dump), else the end of the Python traceback, else the last lines."""
+    kept = [line for line in text.strip().splitlines() if not line.startswith("##gfxhound")]
+    kept = [line for line in kept if not NOISE.match(line)] or kept  # the IR a pass dumped is not the failure
+    first = next((i for i, line in enumerate(kept) if re.search(r"LLVM ERROR|Assertion .* failed|error: ", line)),
+                 None)
+    if first is not None:
+        chosen = kept[first:first + min(lines, 12)]
+        traceback_end = [line for line in kept[-3:] if re.match(r"\w+(Error|Exception)\b", line)]
+        return "\n".join(chosen + (["..."] + traceback_end if traceback_end and traceback_end[0] not in chosen
+                                    else []))
+    return "\n".join(kept[-lines:])
+
+
+def short(message: str, limit: int = 100) -> str:
+    """The title's part of a (normalised) message: its last diagnostic, cut at a word."""
+    text = message.split(" | ")[-1] if " | " in message else message
+    text = re.sub(r"\s*\[signal:N\]$", "", re.sub(r"\s+", " ", text).strip())
+    # a selection DAG node: its type and opcode, not its number, chain or memory operand
+    text = re.sub(r"\bt[0-9]+: ", "", text)
+    text = re.sub(r"(AMDGPUISD::\w+|ISD::\w+)<\(.*$", r"\1", text).replace(",ch = ", " ")
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+PURE = re.compile(r"^tl\.(arange|program_id|num_programs|full|zeros|cdiv|load|where|broadcast_to|reshape|"
+                  r"expand_dims|cast|maximum|minimum|abs|exp|sqrt|sum|max|min|dot)$")
+
+
+def prune_unused(kernel: str) -> str:
+    """The kernel without assignments nothing reads (a reduced spec keeps the prologue's offsets and the like):
+    only names bound by a pure expression (no atomic, no store, no user call) are dropped, repeatedly. The draft
+    checks the pruned kernel still fails the same way and keeps the unpruned one otherwise."""
+    tree = ast.parse(kernel)
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    if len(functions) != 1:
+        return kernel
+
+    def pure(node):
+        calls = [c for c in ast.walk(node) if isinstance(c, ast.Call)]
+        return all(PURE.match(ast.unparse(c.func)) for c in calls)
+
+    changed = True
+    while changed:
+        changed = False
+        used = {n.id for n in ast.walk(functions[0]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for body in [n.body for n in ast.walk(functions[0]) if hasattr(n, "body") and isinstance(n.body, list)]:
+            for stmt in list(body):
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                        and stmt.targets[0].id not in used and pure(stmt.value) and len(body) > 1:
+                    body.remove(stmt)
+                    changed = True
+    lines = kernel.splitlines()
+    kept = set()
+    for node in ast.walk(functions[0]):
+        if isinstance(node, ast.stmt) and node is not functions[0]:
+            kept.update(range(node.lineno, node.end_lineno + 1))
+    first = functions[0].lineno - len(functions[0].decorator_list)
+    header = range(first, functions[0].body[0].lineno)
+    return "\n".join(line for i, line in enumerate(lines, 1) if i < first or i in header or i in kept
+                     or i > functions[0].end_lineno) + "\n"
+
+
+def code_blocks(markdown: str) -> "list[tuple[str, str]]":
+    """(language, text) of every fenced block of a draft, as a reader would copy it."""
+    return [(m.group(1), m.group(2)) for m in re.finditer(r"^```(\w*)\n(.*?)^```$", markdown, re.S | re.M)]

@@ -1,0 +1,56 @@
+"""A draft's code blocks run as pasted: the reproducer saved as the file the command names, the command typed in a
+shell, and the failure the draft describes comes out. Checked on a real finding of the installed Triton."""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import triton
+
+from gfxhound.report.draft_text import code_blocks, headline, prune_unused
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.skipif(triton.__version__ != "3.9.0", reason="the finding is an internal compiler error of Triton 3.9.0")
+def test_the_blocks_of_a_triton_draft_run_as_pasted(tmp_path, gfxhound_bin):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(ROOT / "corpus" / "93260d1c0e8fc7a2", corpus / "93260d1c0e8fc7a2")
+    proc = subprocess.run([gfxhound_bin, "report", "93260d1c", "--corpus", str(corpus), "--out", str(tmp_path / "d")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    draft = (tmp_path / "d" / "draft.md").read_text()
+    title = draft.splitlines()[1]
+    assert "Cannot select: f64 AMDGPUISD::BUFFER_ATOMIC_SWAP" in title and "t2111" not in title
+    blocks = code_blocks(draft)
+    python = [text for lang, text in blocks if lang == "python"]
+    shell = [text for lang, text in blocks if lang == "sh"]
+    assert len(python) == 1 and len(shell) == 1
+    assert not python[0][0].isspace() and "import triton" in python[0]
+    assert "offs_2" not in python[0]  # the reduced spec's unused prologue is not in the reproducer
+    command = shell[0].strip().splitlines()[0]
+    script = command.split()[1]
+    paste = tmp_path / "paste"
+    paste.mkdir()
+    (paste / script).write_text(python[0])
+    env = dict(os.environ, PATH=f"{Path(os.sys.executable).parent}:{os.environ['PATH']}", PYTHONWARNINGS="ignore")
+    run = subprocess.run(["bash", "-c", command], cwd=paste, capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode != 0
+    assert "LLVM ERROR: Cannot select" in run.stderr and "BUFFER_ATOMIC_SWAP" in run.stderr
+    assert "Not reduced" not in draft and "shrank the generated kernel's body from" in draft
+
+
+def test_a_title_names_the_assertion_and_where_it_failed():
+    message = ("RuntimeError: PassManager::run failed | python: /x/include/llvm/ADT/SmallVector.h:292: reference "
+               "llvm::SmallVectorTemplateCommon<mlir::Value>::operator[](size_type): Assertion `idx < size()' failed.")
+    assert headline(message) == "assertion `idx < size()` failed in SmallVector.h"
+
+
+def test_pruning_keeps_what_has_an_effect_and_what_it_reads():
+    kernel = ("@triton.jit\ndef kernel(p, q, N, BLOCK: tl.constexpr):\n"
+              "    pid = tl.program_id(0)\n    unused = tl.arange(0, 2)\n    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+              "    x = tl.load(p + offs, mask=offs < N)\n    y = tl.atomic_add(q + offs, x)\n")
+    pruned = prune_unused(kernel)
+    assert "unused" not in pruned and "y = tl.atomic_add" in pruned and "x = tl.load" in pruned
+    assert pruned.startswith("@triton.jit\ndef kernel(p, q, N, BLOCK: tl.constexpr):\n")
