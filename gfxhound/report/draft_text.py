@@ -72,6 +72,9 @@ def triton_snippet(kernel: str, consts: dict) -> str:
     argument specialisation the runtime derives (computed by the installed Triton's own hooks)."""
     from gfxhound.compat import environment, specialise, warp_size
     arch, args = consts["ARCH"], consts["ARGS"]
+    params = _params(kernel)
+    if params is not None:  # a pruned kernel takes fewer arguments
+        args = [a for a in args if a["name"] in params]
     with environment(consts.get("ENV_KNOBS") or {}):  # AMDGCN_USE_BUFFER_OPS decides tt.pointer_range, as at launch
         signature, constexprs, attrs = specialise(args)
     names = [a["name"] for a in args]
@@ -141,15 +144,33 @@ def prune_unused(kernel: str) -> str:
                         and stmt.targets[0].id not in used and pure(stmt.value) and len(body) > 1:
                     body.remove(stmt)
                     changed = True
+    function = functions[0]
+    for body in [n.body for n in ast.walk(function) if hasattr(n, "body") and isinstance(n.body, list)]:
+        for stmt in list(body):  # a loop that only binds names nothing after it reads
+            if isinstance(stmt, ast.For) and len(body) > 1 and all(
+                    isinstance(s, ast.Assign) and pure(s.value) for s in stmt.body):
+                bound = {t.id for s in stmt.body for t in s.targets if isinstance(t, ast.Name)}
+                rest = [n for n in ast.walk(function) if n not in set(ast.walk(stmt))]
+                if not bound & {n.id for n in rest if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}:
+                    body.remove(stmt)
+    read = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    function.args.args = [a for a in function.args.args if a.arg in read]
     lines = kernel.splitlines()
     kept = set()
     for node in ast.walk(functions[0]):
         if isinstance(node, ast.stmt) and node is not functions[0]:
             kept.update(range(node.lineno, node.end_lineno + 1))
-    first = functions[0].lineno - len(functions[0].decorator_list)
-    header = range(first, functions[0].body[0].lineno)
-    return "\n".join(line for i, line in enumerate(lines, 1) if i < first or i in header or i in kept
-                     or i > functions[0].end_lineno) + "\n"
+    first = function.lineno - len(function.decorator_list)
+    header = [ast.unparse(d).join(("@", "")) for d in function.decorator_list]
+    header.append(f"def {function.name}({ast.unparse(function.args)}):")
+    return "\n".join([line for i, line in enumerate(lines, 1) if i < first] + header
+                     + [line for i, line in enumerate(lines, 1) if i in kept]
+                     + [line for i, line in enumerate(lines, 1) if i > function.end_lineno]) + "\n"
+
+
+def _params(kernel: str):
+    functions = [n for n in ast.parse(kernel).body if isinstance(n, ast.FunctionDef)]
+    return {a.arg for a in functions[0].args.args} if len(functions) == 1 else None
 
 
 def code_blocks(markdown: str) -> "list[tuple[str, str]]":
