@@ -48,7 +48,12 @@ def cmd_report(args):
                         f"--level llvm-ir` first, or draft for Triton")
     env = {"TRITON_HIP_LLD_PATH": default_lld()} if default_lld() else {}
     draft = drafts.build(corpus, finding, upstream, python=os.path.abspath(args.python), timeout=args.timeout, env=env,
-                         known_upstream=triage.draft_lines(finding))
+                         known_upstream=triage.draft_lines(finding), newest=sys.executable)
+    if draft.newest and draft.newest["reproduced"] is False and draft.reproduced and not args.force:
+        raise UserError(f"{finding.signature[:8]} fails with {finding.toolchains[-1]} but not with "
+                        f"{draft.newest['toolchain']} (this gfxhound's): fixed since, not a bug to file as new; "
+                        f"`gfxhound bisect {finding.signature[:8]} --fix` names the release that fixed it (--force "
+                        "drafts it anyway)")
     path = drafts.write(draft, Path(args.out) if args.out else corpus.draft_dir(finding.signature))
     if args.json:
         print(json.dumps({"signature": finding.signature, "upstream": draft.upstream, "title": draft.title,

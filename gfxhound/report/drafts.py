@@ -50,6 +50,7 @@ class Draft:
     check: str  # what was run to check it, and what came out
     attachments: dict = field(default_factory=dict)  # file name -> text
     leaks: list = field(default_factory=list)  # what of this machine survived the scrubber (should be none)
+    newest: dict | None = None  # the same check with the newest Triton at hand: {python, toolchain, reproduced}
 
     def markdown(self) -> str:
         return f"<!-- upstream: {self.upstream} -->\n# {self.title}\n\n{self.body}"
@@ -148,14 +149,22 @@ def _related(corpus, finding) -> list:
 
 
 def build(corpus, finding, upstream: str | None = None, python: str = sys.executable, timeout: float = 600,
-          env: dict | None = None, known_upstream: list | None = None) -> Draft:
+          env: dict | None = None, known_upstream: list | None = None, newest: str | None = None) -> Draft:
     """`known_upstream`: what the triage file says of the public trackers (Triage.draft_lines), a section of its
-    own before the environment when there is anything."""
+    own before the environment when there is anything. `newest`: an interpreter with a newer Triton than
+    `python`'s: the reproducer is checked there too (Draft.newest), and a bug it no longer shows is not new."""
     upstream = upstream or choose_upstream(corpus, finding)
     scrub = Scrubber({corpus.root: "corpus"})
     if upstream == TRITON:
         env = dict(env or {}, GFXHOUND_CHECKED_WITH=_triton_version(python))
     draft = (_llvm if upstream == LLVM else _triton)(corpus, finding, python, timeout, env or {})
+    if upstream == TRITON and newest and os.path.abspath(newest) != os.path.abspath(python):  # a venv is its path
+        # is it still a bug? the same check with the newest Triton this machine has
+        latest = _triton(corpus, finding, newest, timeout, dict(env, GFXHOUND_CHECKED_WITH=_triton_version(newest)))
+        draft.newest = {"python": newest, "toolchain": _triton_version(newest), "reproduced": latest.reproduced}
+        if latest.reproduced:
+            draft.body = draft.body.replace("\n## Expected vs actual", f"Also fails the same way with "
+                                            f"{draft.newest['toolchain']}.\n\n## Expected vs actual", 1)
     if known_upstream:
         section = "## Known upstream\n" + "\n".join(f"- {line}" for line in known_upstream) + "\n\n"
         draft.body = draft.body.replace("## Environment", section + "## Environment", 1)

@@ -54,3 +54,18 @@ def test_pruning_keeps_what_has_an_effect_and_what_it_reads():
     pruned = prune_unused(kernel)
     assert "unused" not in pruned and "y = tl.atomic_add" in pruned and "x = tl.load" in pruned
     assert pruned.startswith("@triton.jit\ndef kernel(p, q, N, BLOCK: tl.constexpr):\n")
+
+
+@pytest.mark.skipif(triton.__version__ != "3.9.0", reason="the finding is fixed by Triton 3.9.0")
+def test_a_bug_the_newest_triton_no_longer_has_is_not_drafted_as_new(tmp_path, gfxhound_bin, old_python):
+    """0b24f87e crashes Triton 3.4.0 and compiles on 3.9.0: a maintainer would close it as fixed."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(ROOT / "corpus" / "0b24f87e8b82386a", corpus / "0b24f87e8b82386a")
+    argv = [gfxhound_bin, "report", "0b24f87e", "--corpus", str(corpus), "--python", old_python,
+            "--out", str(tmp_path / "d")]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "fails with triton-3.4.0 but not with triton 3.9.0" in proc.stderr and not (tmp_path / "d").exists()
+    forced = subprocess.run(argv + ["--force"], capture_output=True, text=True, timeout=600)
+    assert forced.returncode == 0, forced.stderr[-2000:]
+    assert "Also fails the same way" not in (tmp_path / "d" / "draft.md").read_text()

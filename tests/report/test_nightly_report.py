@@ -1,5 +1,6 @@
 """The nightly report: JUnit XML that CI parsers accept, a self-contained HTML page, the history file, a screenshot."""
 import json
+import os
 from datetime import date, timedelta
 import shutil
 import xml.etree.ElementTree as ET
@@ -207,23 +208,23 @@ def test_append_history_accumulates_atomically(tmp_path, monkeypatch):
     assert len(rerun) == 2  # the same night twice is one row
     assert sorted(p.name for p in tmp_path.iterdir()) == ["history.json"]
 
-    # written through os.replace of a temp file in the same directory: a crash mid-write leaves the old file
+    # written through gfxhound/atomic.py (os.replace of a temp file beside it): a crash mid-write leaves the old file
     calls = []
-    real_replace = nr.os.replace
+    real_replace = os.replace
 
     def spy(src, dst):
         calls.append((src, dst))
         assert open(dst).read() == before  # the old content is intact until the rename
         real_replace(src, dst)
     before = path.read_text()
-    monkeypatch.setattr(nr.os, "replace", spy)
+    monkeypatch.setattr(os, "replace", spy)
     nr.append_history(path, sample_night("2026-11-22"))
     assert len(calls) == 1 and str(calls[0][1]) == str(path) and str(calls[0][0]).startswith(str(tmp_path))
 
     def boom(src, dst):
         raise OSError("disk full")
     before = path.read_text()
-    monkeypatch.setattr(nr.os, "replace", boom)
+    monkeypatch.setattr(os, "replace", boom)
     with pytest.raises(OSError):
         nr.append_history(path, sample_night("2026-11-23"))
     assert path.read_text() == before and sorted(p.name for p in tmp_path.iterdir()) == ["history.json"]
