@@ -83,6 +83,14 @@ def _example_repro(example: Path) -> Path:
     return Example(example).repro
 
 
+def _llc_command(reduce_info: dict) -> list:
+    """The llc command a finding's LLVM IR reduction ran ([] when it ran Triton's own code generator: its
+    `python -c` call is no llc command line)."""
+    if (reduce_info.get("codegen") or {}).get("kind", "llc") != "llc":
+        return []
+    return list(reduce_info.get("command") or [])
+
+
 # --- shared -----------------------------------------------------------------------------------------------------
 
 def _finding(req: Request):
@@ -222,7 +230,7 @@ def llc_versions(req: Request) -> Outcome:
         ll = _existing(req.ll, "--ll")
     else:
         raise BisectError("give the IR: --ll FILE, or a finding whose LLVM IR was reduced")
-    command = reduce_info.get("command") or []
+    command = _llc_command(reduce_info)
     if req.llc_args:
         llc_args = shlex.split(req.llc_args)
     elif command:
@@ -303,7 +311,7 @@ def commits(req: Request) -> Outcome:
     if reduce_json is not None and reduce_json.exists() and ll is not None:
         # llc as the finding's reduction ran it: its processor and level, and the crash it is known by
         from .llvm_releases import expected_failure
-        command = json.loads(reduce_json.read_text()).get("command") or []
+        command = _llc_command(json.loads(reduce_json.read_text()))
         for flag in command[1:-1]:
             if flag.startswith("-mcpu="):
                 defines["mcpu"] = flag.split("=", 1)[1]

@@ -1,5 +1,5 @@
 """Run and judge: compile and run a spec, compare with the PyTorch reference, give the verdict, write the repro."""
 
 # the modules other packages may import (tests/ground/test_layering.py checks it)
-__all__ = ["compile_task", "gpu_pool", "judge", "limitations", "memory_model_tables", "planted", "pool", "repro",
-           "run_task", "specialisation_stats"]
+__all__ = ["compile_task", "gpu_pool", "judge", "limitations", "memory_model", "memory_model_tables", "planted",
+           "pool", "repro", "run_task", "specialisation_stats"]

@@ -22,6 +22,8 @@ from pathlib import Path
 from gfxhound.corpus_store.layout import REDUCE_LOG, REDUCE_RECORD, REDUCED_LL
 from gfxhound.compat import llc_command, llc_verify
 
+from .codegen import Codegen
+
 TEST_SCRIPT = '''"""gfxhound interestingness test (written by gfxhound.reduce.llvm_ir): exit 0 = keep the candidate."""
 import sys
 
@@ -85,8 +87,10 @@ class IrReduction:
     lines_before: int
     lines_after: int
     seconds: float
-    command: list  # the llc command line that shows the property on reduced.ll
+    command: list  # the command line that shows the property on reduced.ll (run where it lies)
     tools: dict = field(default_factory=dict)
+    codegen: dict = field(default_factory=dict)  # the code generator: kind, tool, version, revision, command
+    note: str = ""
     format: int = 1
 
     def to_json(self):
@@ -126,7 +130,7 @@ def _key(prop, source: Path):
     return best if len(best) >= 12 else None
 
 
-def _tool_version(tool):
+def tool_version(tool):
     try:
         out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
@@ -166,13 +170,7 @@ def reduce_ir(source: Path, prop: dict, work: Path, llvm_reduce="llvm-reduce", j
             raise ReduceError("the shell form of the interestingness test rejects the input (report this)")
         cmd = [llvm_reduce, f"--test={shell}", f"-j={max(1, jobs)}", "-o", str(out), str(start_copy)]
     started = time.time()
-    with open(work / REDUCE_LOG, "w") as logfile:
-        try:
-            subprocess.run(cmd, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired:
-            logfile.write(f"\ngfxhound: llvm-reduce stopped after {timeout_s} s; keeping its best result\n")
-        except KeyboardInterrupt:
-            logfile.write("\ngfxhound: interrupted; keeping the best result so far\n")
+    run_llvm_reduce(cmd, work / REDUCE_LOG, timeout_s)
     if not out.exists() or not _interesting(test, out, prop.get("timeout", 60)):
         shutil.copyfile(start_copy, out)  # llvm-reduce found nothing smaller (or was stopped before writing)
     command = [prop["llc"], "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={prop['arch']}", "-O3"]
@@ -180,13 +178,27 @@ def reduce_ir(source: Path, prop: dict, work: Path, llvm_reduce="llvm-reduce", j
         command += ["-verify-machineinstrs", "-filetype=null"] + (["-fp-contract=fast"] if prop["fp_contract"]
                                                                  else [])
     command.append(REDUCED_LL)
-    result = IrReduction("llvm-ir", prop, _lines(start_copy), _lines(out), round(time.time() - started, 2),
-                         command, {"llvm-reduce": _tool_version(llvm_reduce), "llc": _tool_version(prop["llc"])})
+    llc = Codegen("llc", prop["llc"], prop["arch"], tuple(command[1:-1]), version=tool_version(prop["llc"]),
+                  verifier=prop["kind"] == "signature")
+    result = IrReduction("llvm-ir", prop, lines_of(start_copy), lines_of(out), round(time.time() - started, 2),
+                         command, {"llvm-reduce": tool_version(llvm_reduce), "llc": llc.version},
+                         codegen=dict(llc.to_json(), command=command))
     (work / REDUCE_RECORD).write_text(json.dumps(result.to_json(), indent=1))
     if log:
         log(f"llvm IR: {result.lines_before} -> {result.lines_after} lines in {result.seconds} s")
     return result
 
 
-def _lines(path: Path) -> int:
+def run_llvm_reduce(cmd: list, log: Path, timeout_s: float):
+    """Run llvm-reduce, its output to `log`; stopped after `timeout_s` or by Ctrl-C, it keeps its best so far."""
+    with open(log, "w") as logfile:
+        try:
+            subprocess.run(cmd, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            logfile.write(f"\ngfxhound: llvm-reduce stopped after {timeout_s} s; keeping its best result\n")
+        except KeyboardInterrupt:
+            logfile.write("\ngfxhound: interrupted; keeping the best result so far\n")
+
+
+def lines_of(path: Path) -> int:
     return sum(1 for line in path.read_text().splitlines() if line.strip())

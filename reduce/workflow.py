@@ -23,6 +23,8 @@ from .mlir import INPUT_FOR_STAGE
 
 SPEC_VERDICTS = ("ice", "timeout", "miscompile")  # what spec-level reduction handles (and any memory-model finding)
 REDUCIBLE_FAMILIES = ("kernels",)  # a collective's repro.py is its standalone reproducer (docs/collectives.md)
+# stages whose failure is in Triton's code generator: LLVM IR reduced through that code generator (--level ir)
+CODEGEN_STAGES = ("amdgcn", MEMORY_MODEL_STAGE)
 
 
 def _stderr(line):
@@ -54,10 +56,12 @@ def reduce_finding(corpus, finding, level: str, settings: Settings) -> Outcome:
     """`level`: auto (LLVM IR for llc failures, the spec otherwise), spec, or ir (the IR the failing stage read)."""
     if level == "ir" and finding.stage in INPUT_FOR_STAGE:
         return reduce_triton_ir(corpus, finding, settings)
+    if level == "ir" and finding.stage in CODEGEN_STAGES:
+        return reduce_through_codegen(corpus, finding, settings)
     if level == "ir" and finding.stage != "llc-verify":
-        raise ReduceError(f"IR-level reduction handles failures in stages ttgir and llir (TTIR/TTGIR files) and "
-                          f"llc-verify (LLVM IR) so far; {finding.signature} failed in stage {finding.stage}: use "
-                          "--level spec")
+        raise ReduceError(f"IR-level reduction handles failures in stages ttgir and llir (TTIR/TTGIR files), "
+                          f"amdgcn, memory-model and llc-verify (LLVM IR) so far; {finding.signature} failed in "
+                          f"stage {finding.stage}: use --level spec")
     if finding.stage == "llc-verify" and level != "spec":
         return reduce_llvm_ir(corpus, finding, settings)
     return reduce_spec_finding(corpus, finding, settings)
@@ -93,8 +97,51 @@ def reduce_llvm_ir(corpus, finding, settings: Settings) -> Outcome:
         files[COMMAND_FILE] = " ".join(result.command) + "\n"
         dest = corpus.write_reduced(finding.signature, "llvm-ir", files)
     return Outcome(dict(result.to_json(), output=str(dest)), [
-        f"{finding.signature}: LLVM IR {result.lines_before} -> {result.lines_after} lines, signature kept, in "
-        f"{result.seconds} s", f"  {dest / REDUCED_LL}", f"  (cd {dest} && {' '.join(result.command)})"], True)
+        f"{finding.signature}: LLVM IR {result.lines_before} -> {result.lines_after} lines through "
+        f"{result.codegen['name']}, signature kept, in {result.seconds} s", f"  {dest / REDUCED_LL}",
+        f"  (cd {dest} && {' '.join(result.command)})"], True)
+
+
+def reduce_through_codegen(corpus, finding, settings: Settings) -> Outcome:
+    """A crash in Triton's code generator (stage amdgcn) or a memory-model defect in the code it made: llvm-reduce
+    on the example's kernel.llir through that code generator (the finding's Triton, which must be this
+    interpreter's: 3.9's pinned AMD code generator, or an older release's bundled LLVM), the identity kept."""
+    import shlex
+
+    from .codegen import CodegenError, triton_codegen
+    from .localise import LAYERS
+    from .through import crash_property, memory_model_property, reduce_through
+    example = _example_with(corpus, finding, "kernel.llir")
+    run = example.run
+    options = dict(run.get("options_requested", {}), **run.get("options_applied", {}))
+    try:
+        codegen = triton_codegen(sys.executable, run["target"], bool(options.get("enable_fp_fusion", True)),
+                                 str(options.get("schedule_hint", "none")), timeout=settings.compile_timeout)
+    except CodegenError as exc:
+        raise ReduceError(str(exc)) from None
+    if f"triton-{codegen.version}" != run["toolchain"]:
+        raise ReduceError(f"{finding.signature} was found with {run['toolchain']} and this interpreter has "
+                          f"triton {codegen.version}: reduce it with that release's code generator (e.g. "
+                          f".venv-{run['toolchain']}/bin/gfxhound reduce {finding.signature[:8]} --level ir)")
+    if finding.stage == MEMORY_MODEL_STAGE:
+        prop = memory_model_property(codegen, finding.normalised, settings.compile_timeout)
+    else:
+        prop = crash_property(codegen, finding.verdict, finding.stage, finding.normalised,
+                              timeout=settings.compile_timeout)
+    with tempfile.TemporaryDirectory(prefix="gfxhound-reduce-") as tmp:
+        result = reduce_through(example.ir("kernel.llir"), prop, Path(tmp), llvm_reduce=settings.llvm_reduce,
+                                jobs=settings.jobs, timeout_s=settings.timeout, log=settings.log)
+        summary = dict(result.to_json(), signature=finding.signature, layer=codegen.layer,
+                       layer_text=LAYERS[codegen.layer])
+        files = {name: (Path(tmp) / name).read_bytes() for name in (REDUCED_LL, REDUCE_LOG)}
+        files.update({REDUCE_RECORD: json.dumps(summary, indent=1), COMMAND_FILE: shlex.join(result.command) + "\n"})
+        dest = corpus.write_reduced(finding.signature, "llvm-ir", files)
+    summary["output"] = str(dest)
+    kept = finding.normalised if finding.stage == MEMORY_MODEL_STAGE else "the first crash line"
+    return Outcome(summary, [
+        f"{finding.signature}: LLVM IR {result.lines_before} -> {result.lines_after} lines through {codegen.name}, "
+        f"{kept} kept, in {result.seconds} s", f"  {dest / REDUCED_LL}", f"  (cd {dest} && sh {COMMAND_FILE})"]
+        + ([f"  note: {result.note}"] if result.note else []), True)
 
 
 def reduce_triton_ir(corpus, finding, settings: Settings) -> Outcome:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -58,8 +59,9 @@ class Draft:
 
 def choose_upstream(corpus, finding) -> str:
     """LLVM when the bug reproduces with plain llc on a reduced .ll (the AMDGPU backend alone), else Triton."""
-    return LLVM if corpus.reduction(finding.signature, "llvm-ir").ll.exists() and finding.verdict == "ice" \
-        else TRITON
+    reduced = corpus.reduction(finding.signature, "llvm-ir")
+    by_llc = (reduced.record.get("codegen") or {}).get("kind", "llc") == "llc"  # not Triton's own code generator
+    return LLVM if reduced.ll.exists() and by_llc and finding.verdict == "ice" else TRITON
 
 
 def _run(argv, cwd, timeout, env=None):
@@ -262,7 +264,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         "## Command", f"```sh\n{command}\n```",
         f"Checked before this draft was written: {check}" + ("" if reproduced else
                                                               " **(did not reproduce here: check by hand)**"), "",
-        "## Expected vs actual", expected, ub,
+        "## Expected vs actual", expected, ub, *_reduced_ir(corpus, finding),
         "## Bisection", _bisection(corpus.bisections(finding.signature)), "",
         "## Environment", _environment(corpus, finding, [f"Python {sys.version.split()[0]}, "
                                                          f"{sys.platform}", *_related(corpus, finding)]), "",
@@ -271,6 +273,20 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         f"PyTorch reference); {finding.count} occurrence(s) across {len(examples)} kernel(s) since "
         f"{finding.first_seen[:10]}. {_how_reduced(reduced)} Signature `{finding.signature}`."])
     return Draft(TRITON, title, body, reproduced, check, attachments)
+
+
+def _reduced_ir(corpus, finding) -> list:
+    """The LLVM IR reduced through Triton's own code generator (reduce/through.py), and the call that shows the
+    bug on it: the lines of a draft section, or none."""
+    reduced = corpus.reduction(finding.signature, "llvm-ir")
+    info = reduced.record
+    codegen = info.get("codegen") or {}
+    if codegen.get("kind") != "triton" or not reduced.ll.exists():
+        return []
+    command = shlex.join(["python", "-c", codegen["code"], REDUCED_LL])
+    return ["## Reduced LLVM IR", f"The kernel's LLVM IR, reduced with `llvm-reduce` ({info.get('lines_before')} -> "
+            f"{info.get('lines_after')} lines) while {codegen['name']} still showed the bug on it:",
+            f"```llvm\n{reduced.ll.read_text().rstrip()}\n```", f"```sh\n{command}\n```", ""]
 
 
 def _llvm(corpus, finding, python, timeout, env) -> Draft:
