@@ -82,7 +82,7 @@ def test_a_real_llc_crash_from_a_campaign_reduces_with_its_signature(tmp_path, g
     assert result["property"]["signature"] == LLC_FINDING
     assert result["lines_before"] > 500 and result["lines_after"] <= 20
     # the record names the code generator: Debian's llc with Triton's flags, the command that reproduces
-    assert result["codegen"]["kind"] == "llc" and result["codegen"]["version"].startswith("LLVM version 22")
+    assert result["codegen"]["kind"] == "llc" and "LLVM version 22" in result["codegen"]["version"]
     assert result["codegen"]["command"] == result["command"] and "-mcpu=gfx950" in result["command"]
     dest = corpus / LLC_FINDING / "reduced" / "llvm-ir"
     assert (dest / "reduced.ll").exists() and (dest / "command.txt").exists()

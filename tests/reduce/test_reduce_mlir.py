@@ -37,8 +37,8 @@ def test_layers_follow_the_stage_and_the_traceback():
 
 def test_a_crash_with_no_ir_level_yet_is_refused_in_one_line(tmp_path, gfxhound_bin):
     corpus = tmp_path / "corpus"
-    shutil.copytree(ROOT / "corpus" / "93260d1c0e8fc7a2", corpus / "93260d1c0e8fc7a2")  # an amdgcn-stage crash
-    proc = subprocess.run([gfxhound_bin, "reduce", "93260d1c", "--corpus", str(corpus), "--level", "ir"],
+    shutil.copytree(ROOT / "corpus" / "a1a5b4ce020c7add", corpus / "a1a5b4ce020c7add")  # a link-stage (hsaco) crash
+    proc = subprocess.run([gfxhound_bin, "reduce", "a1a5b4ce", "--corpus", str(corpus), "--level", "ir"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--level spec" in proc.stderr
 
