@@ -16,8 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gfxhound.corpus_store import Corpus, Example
-from gfxhound.corpus_store.layout import REDUCE_RECORD
+from gfxhound.corpus_store import Corpus
 from gfxhound.protocol import run_repro
 
 from .core import PRESENT, BisectError, Probe, ProbeLog, bisect
@@ -70,18 +69,6 @@ class Outcome:
 
 
 # --- where the corpus keeps what a bisection reads ------------------------------------------------------------
-
-def _reduced_ll(corpus: Corpus, signature: str) -> Path:
-    return corpus.reduction(signature, "llvm-ir").ll
-
-
-def _reduce_json(corpus: Corpus, signature: str) -> Path:
-    return corpus.reduction(signature, "llvm-ir").file(REDUCE_RECORD)
-
-
-def _example_repro(example: Path) -> Path:
-    return Example(example).repro
-
 
 def _llc_command(reduce_info: dict) -> list:
     """The llc command a finding's LLVM IR reduction ran ([] when it ran Triton's own code generator: its
@@ -174,11 +161,11 @@ def releases(req: Request) -> Outcome:
     if finding:  # the example whose repro shows the bug at the end of the range that must have it
         end = candidates[-1] if mode == "regression" else candidates[0]
         tried = []
-        for example in corpus.example_dirs(finding.signature):
-            outcome, detail = probe_script(end, _example_repro(example))
+        for example in corpus.examples(finding.signature):
+            outcome, detail = probe_script(end, example.repro)
             tried.append(f"{example.name}: {outcome}")
             if outcome == PRESENT:
-                script = _example_repro(example)
+                script = example.repro
                 known[end] = Probe(end, outcome, [outcome], 0.0, detail)
                 break
         else:
@@ -219,12 +206,11 @@ def llc_versions(req: Request) -> Outcome:
         raise BisectError("--llc bisects a .ll (--ll FILE, or a finding with an LLVM IR reduction), not a script")
     reduce_info = {}
     if finding:
-        reduced = _reduced_ll(corpus, finding.signature)
+        reduced = corpus.reduction(finding.signature, "llvm-ir").ll
         if not req.ll and not reduced.exists():
             raise BisectError(f"{finding.signature} has no LLVM IR reduction: run `gfxhound reduce "
                               f"{finding.signature[:8]} --level llvm-ir` first, or give --ll FILE")
-        if _reduce_json(corpus, finding.signature).exists():
-            reduce_info = json.loads(_reduce_json(corpus, finding.signature).read_text())
+        reduce_info = corpus.reduction(finding.signature, "llvm-ir").record
         ll = _existing(req.ll, "--ll") if req.ll else reduced.resolve()
     elif req.ll:
         ll = _existing(req.ll, "--ll")
@@ -293,25 +279,25 @@ def commits(req: Request) -> Outcome:
         req.log(f"cleared the builds, worktrees and saved probes in {cache}")
     corpus, finding = _finding(req)
     ll = _existing(req.ll, "--ll") if req.ll else None
-    if finding and ll is None and _reduced_ll(corpus, finding.signature).exists():
-        ll = _reduced_ll(corpus, finding.signature).resolve()
+    if finding and ll is None and corpus.reduction(finding.signature, "llvm-ir").ll.exists():
+        ll = corpus.reduction(finding.signature, "llvm-ir").ll.resolve()
     if req.input:
         probe_input = _existing(req.input, "--input")
     elif req.repro:
         probe_input = _existing(req.repro, "--repro")
     elif finding and recipe.name.startswith("triton"):
-        probe_input = next((_example_repro(e) for e in corpus.example_dirs(finding.signature)), None)
+        probe_input = next((e.repro for e in corpus.examples(finding.signature)), None)
     else:
         probe_input = ll
     if probe_input is None:
         raise BisectError("nothing to probe: give --input FILE (or --repro FILE, or --ll FILE for llc recipes)")
     defines = {"mcpu": req.mcpu, "opt": "2"}
     handoff_expect = None
-    reduce_json = _reduce_json(corpus, finding.signature) if finding else None
-    if reduce_json is not None and reduce_json.exists() and ll is not None:
+    reduction = corpus.reduction(finding.signature, "llvm-ir") if finding else None
+    if reduction is not None and reduction.record and ll is not None:
         # llc as the finding's reduction ran it: its processor and level, and the crash it is known by
         from .llvm_releases import expected_failure
-        command = _llc_command(json.loads(reduce_json.read_text()))
+        command = _llc_command(reduction.record)
         for flag in command[1:-1]:
             if flag.startswith("-mcpu="):
                 defines["mcpu"] = flag.split("=", 1)[1]

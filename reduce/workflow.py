@@ -176,7 +176,7 @@ def reduce_triton_ir(corpus, finding, settings: Settings) -> Outcome:
 class _SpecTest:
     """The predicate of a spec-level reduction, and the judged execution of every candidate it accepted."""
 
-    def __init__(self, corpus, finding, caps, run, settings):
+    def __init__(self, finding, caps, run, settings):
         from gfxhound.oracle.pool import CompilePool
         self.finding, self.caps, self.arch, self.toolchain = finding, caps, run["target"], run["toolchain"]
         self.backend = "compile"
@@ -246,7 +246,7 @@ def reduce_spec_finding(corpus, finding, settings: Settings) -> Outcome:
     if finding.verdict not in SPEC_VERDICTS and not static:
         raise ReduceError(f"finding {finding.signature} is a {finding.verdict}: spec-level reduction handles "
                           "compiler crashes, hangs and wrong results so far")
-    test = _SpecTest(corpus, finding, caps, run, settings)
+    test = _SpecTest(finding, caps, run, settings)
     wrong_result = test.backend != "compile"
     try:
         if not test(spec):

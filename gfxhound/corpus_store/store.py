@@ -1,8 +1,4 @@
-"""On-disk corpus of findings, one directory per bug signature (docs/design.md, Corpus layout).
-
-    <root>/<signature>/finding.json                  mutable summary (Finding)
-    <root>/<signature>/examples/<spec-hash>/...      immutable once renamed into place
-    <root>/<signature>/reduced/..., bisect.json      written by reduce / bisect
+"""On-disk corpus of findings, one directory per bug signature (the names: layout.py).
 
 Why the care: campaigns run for hours, several may share a corpus, and any of them can be killed at any instant.
 So every mutation happens under an exclusive fcntl.flock on <root>/.lock, files are written to a `.tmp-` sibling,
@@ -18,17 +14,14 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gfxhound.atomic import fsync_dir, install_dir, write_atomic, write_synced
+from gfxhound.atomic import install_dir, write_atomic, write_synced
 
-from .merge import merge
 from .finding import CorpusError, Finding
-from .layout import (ALIASES_DIR, ALIASES_FILE, BISECT_FILE, EXAMPLES, FINDING_FILE, LOCK_FILE, MINIMAL_FILE, NAME, REDUCED,
-                     TOOLCHAINS, VERIFY_FILE, DRAFT_DIR, Example, Reduction, is_temp)
+from .layout import (ALIASES_DIR, ALIASES_FILE, BISECT_FILE, DRAFT_DIR, EXAMPLES, FINDING_FILE, IR_DIR, LOCK_FILE,
+                     MINIMAL_FILE, NAME, REDUCED, TOOLCHAINS, VERIFY_FILE, Example, Reduction, is_temp)
+from .merge import merge
 
 _REQUIRED = ("signature", "verdict", "stage", "spec_hash", "target", "toolchain")
-
-
-_is_temp = is_temp
 
 
 def _numbered(name: str, n) -> str:
@@ -39,17 +32,9 @@ def _numbered(name: str, n) -> str:
 
 def _check_name(kind, name):
     """Signatures and spec hashes become path components: refuse anything that could escape or collide."""
-    if not isinstance(name, str) or not NAME.fullmatch(name) or _is_temp(name):
+    if not isinstance(name, str) or not NAME.fullmatch(name) or is_temp(name):
         raise CorpusError(f"invalid {kind} {name!r}: must be a plain file name")
     return name
-
-
-_fsync_dir, _write_synced = fsync_dir, write_synced  # the names the rest of this module (and its users) know
-
-
-def _atomic_write(path, data):
-    """Temp file + fsync + os.replace (gfxhound/atomic.py): a crash leaves the old file or the new one."""
-    write_atomic(path, data)
 
 
 class Corpus:
@@ -162,7 +147,7 @@ class Corpus:
             pass  # read-only corpus: temp entries are skipped below anyway
         out = []
         for p in sorted(self.root.iterdir()):
-            if p.name.startswith(".") or _is_temp(p.name) or not p.is_dir() or not NAME.fullmatch(p.name):
+            if p.name.startswith(".") or is_temp(p.name) or not p.is_dir() or not NAME.fullmatch(p.name):
                 continue
             f = self._load(p.name)
             if f is not None and not f.absorbed_into:  # a tombstone's bug is listed under the finding it joined
@@ -186,7 +171,7 @@ class Corpus:
 
     def write_aliases(self, table: dict):
         """Replace the alias table (callers hold the lock)."""
-        _atomic_write(self.root / ALIASES_FILE, json.dumps({"format": 1, "aliases": dict(sorted(table.items()))},
+        write_atomic(self.root / ALIASES_FILE, json.dumps({"format": 1, "aliases": dict(sorted(table.items()))},
                                                            indent=1) + "\n")
 
     def get(self, prefix: str) -> Finding:
@@ -204,7 +189,7 @@ class Corpus:
     def _save(self, f):
         d = self.path(f.signature)
         d.mkdir(exist_ok=True)
-        _atomic_write(d / FINDING_FILE, json.dumps(f.to_json(), indent=2, sort_keys=True) + "\n")
+        write_atomic(d / FINDING_FILE, json.dumps(f.to_json(), indent=2, sort_keys=True) + "\n")
 
     def record(self, execution: dict, files: "dict[str, bytes | str]", ir_dir: "Path | None" = None,
                max_examples: int = 5) -> "tuple[Finding, bool]":
@@ -219,7 +204,7 @@ class Corpus:
         spec = _check_name("spec hash", execution["spec_hash"])
         when = execution.get("time") or datetime.now(timezone.utc).isoformat(timespec="seconds")
         for name in files:
-            if Path(name).is_absolute() or ".." in Path(name).parts or _is_temp(name):
+            if Path(name).is_absolute() or ".." in Path(name).parts or is_temp(name):
                 raise CorpusError(f"invalid example file name {name!r}")
         with self._locked():
             sig = self.aliases().get(sig, sig)  # a provisional id folded into another finding counts there
@@ -247,12 +232,12 @@ class Corpus:
                     tmp.mkdir()
                     for name, data in files.items():
                         (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-                        _write_synced(tmp / name, data)
+                        write_synced(tmp / name, data)
                     if ir_dir is not None and Path(ir_dir).is_dir():
-                        (tmp / "ir").mkdir()
+                        (tmp / IR_DIR).mkdir()
                         for p in sorted(Path(ir_dir).iterdir()):
                             if p.is_file() and not p.is_symlink():
-                                _write_synced(tmp / "ir" / p.name, p.read_bytes())
+                                write_synced(tmp / IR_DIR / p.name, p.read_bytes())
                 install_dir(self.path(sig) / EXAMPLES / spec, build)
                 f.examples.append(spec)
             self._save(f)
@@ -272,7 +257,7 @@ class Corpus:
             def build(tmp):
                 tmp.mkdir(parents=True)
                 for name, data in files.items():
-                    _write_synced(tmp / name, data)
+                    write_synced(tmp / name, data)
             install_dir(final, build)
             return final
 
@@ -285,7 +270,7 @@ class Corpus:
                 while final.with_name(_numbered(BISECT_FILE, n)).exists():
                     n += 1
                 os.rename(final, final.with_name(_numbered(BISECT_FILE, n)))
-            _atomic_write(final, json.dumps(record, indent=1) + "\n")
+            write_atomic(final, json.dumps(record, indent=1) + "\n")
             return final
 
     def write_verify(self, signature: str, entry: dict, status: str | None) -> dict:
@@ -298,7 +283,7 @@ class Corpus:
             except (FileNotFoundError, ValueError):
                 history = {"format": 1, "runs": []}
             history["runs"].append(entry)
-            _atomic_write(path, json.dumps(history, indent=1) + "\n")
+            write_atomic(path, json.dumps(history, indent=1) + "\n")
             finding = self._load(signature)
             if status and finding and finding.status != status:
                 finding.status = status
@@ -310,7 +295,7 @@ class Corpus:
         path = self.root / TOOLCHAINS / f"{detail['id']}.json"
         with self._locked():
             path.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(path, json.dumps(detail, indent=1, sort_keys=True) + "\n")
+            write_atomic(path, json.dumps(detail, indent=1, sort_keys=True) + "\n")
         return path
 
     def toolchain(self, ident: str) -> dict | None:
@@ -334,12 +319,12 @@ class Corpus:
             if not got:
                 return []
             for dirpath, dirnames, filenames in os.walk(self.root):
-                for name in [n for n in dirnames if _is_temp(n)]:
+                for name in [n for n in dirnames if is_temp(n)]:
                     shutil.rmtree(os.path.join(dirpath, name), ignore_errors=True)
                     removed.append(Path(dirpath, name))
-                dirnames[:] = [n for n in dirnames if not _is_temp(n)]
+                dirnames[:] = [n for n in dirnames if not is_temp(n)]
                 for name in filenames:
-                    if _is_temp(name):
+                    if is_temp(name):
                         os.unlink(os.path.join(dirpath, name))
                         removed.append(Path(dirpath, name))
         return removed

@@ -24,8 +24,8 @@ def _pretty(value) -> str:
 
 
 def headline(message: str, limit: int = 100) -> str:
-    """What a title says of a failure: the assertion that failed (with the function it sits in, when the
-    message names one), else LLVM's own error, else the last diagnostic."""
+    """What a title says of a failure: the assertion that failed (with the source file it sits in, when the
+    message names one), else LLVM's own error, else the last diagnostic; cut at a word."""
     found = ASSERTION.search(message)
     if found:
         where = re.search(r"([A-Za-z_]\w*\.(?:cpp|h|hpp|td))\b", message)  # the source file, not a C++ name
@@ -106,15 +106,6 @@ def tail(text: str, lines: int = 25) -> str:
                                     else []))
     return "\n".join(kept[-lines:])
 
-
-def short(message: str, limit: int = 100) -> str:
-    """The title's part of a (normalised) message: its last diagnostic, cut at a word."""
-    text = message.split(" | ")[-1] if " | " in message else message
-    text = re.sub(r"\s*\[signal:N\]$", "", re.sub(r"\s+", " ", text).strip())
-    # a selection DAG node: its type and opcode, not its number, chain or memory operand
-    text = re.sub(r"\bt[0-9]+: ", "", text)
-    text = re.sub(r"(AMDGPUISD::\w+|ISD::\w+)<\(.*$", r"\1", text).replace(",ch = ", " ")
-    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
 
 
 PURE = re.compile(r"^tl\.(arange|program_id|num_programs|full|zeros|cdiv|load|where|broadcast_to|reshape|"

@@ -22,7 +22,7 @@ from gfxhound.corpus_store.layout import REDUCED_LL, REPRO_FILE
 from gfxhound.atomic import write_atomic
 from gfxhound.protocol import ABSENT, PRESENT, outcome
 from gfxhound.report.draft_text import constants as _constants, headline, kernel_source as _kernel_source, \
-    prune_unused, short as _short, tail as _tail, triton_snippet
+    prune_unused, tail as _tail, triton_snippet
 from gfxhound.report.scrub import Scrubber
 from gfxhound.signature import MEMORY_MODEL_STAGE, normalise, summarise
 
@@ -146,7 +146,7 @@ def _related(corpus, finding) -> list:
     for other in corpus.findings():
         if other.signature != finding.signature and family_of(other) == family:
             lines.append(f"Same failure with another type or format: `{other.signature}` "
-                         f"({_short(other.message, 120)}; {', '.join(other.targets)})")
+                         f"({headline(other.message, 120)}; {', '.join(other.targets)})")
     return lines
 
 
@@ -162,8 +162,9 @@ def build(corpus, finding, upstream: str | None = None, python: str = sys.execut
     draft = (_llvm if upstream == LLVM else _triton)(corpus, finding, python, timeout, env or {})
     if upstream == TRITON and newest and os.path.abspath(newest) != os.path.abspath(python):  # a venv is its path
         # is it still a bug? the same check with the newest Triton this machine has
-        latest = _triton(corpus, finding, newest, timeout, dict(env, GFXHOUND_CHECKED_WITH=_triton_version(newest)))
-        draft.newest = {"python": newest, "toolchain": _triton_version(newest), "reproduced": latest.reproduced}
+        version = _triton_version(newest)
+        latest = _triton(corpus, finding, newest, timeout, dict(env, GFXHOUND_CHECKED_WITH=version))
+        draft.newest = {"python": newest, "toolchain": version, "reproduced": latest.reproduced}
         if latest.reproduced:
             draft.body = draft.body.replace("\n## Expected vs actual", f"Also fails the same way with "
                                             f"{draft.newest['toolchain']}.\n\n## Expected vs actual", 1)
@@ -213,7 +214,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                 f"{env['GFXHOUND_CHECKED_WITH']} exited {code_rc}: {_tail(out, 3)}"
         what = {"miscompile": "wrong result", "runtime_fault": "runtime fault",
                 "nondeterministic": "nondeterministic result"}[finding.verdict]
-        title = f"[{arch}] {what}: {_short(finding.message)}"
+        title = f"[{arch}] {what}: {headline(finding.message)}"
         summary = (f"A kernel compiled for `{arch}` gives a {what} when it runs: {finding.message}. The reference "
                    f"is PyTorch on the CPU.")
         command = (f"python {check_script.name}" + (" --interpret" if len(argv) > 2 else "")
@@ -223,7 +224,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         lang = "python"
         ub = f"\n## No undefined behaviour\n{NO_UB}\n"
         if finding.stage == MEMORY_MODEL_STAGE:  # found in the compiled code by oracle/memory_model.py, not run
-            title = f"[AMD][{arch}] memory-model violation: {_short(finding.message)}"
+            title = f"[AMD][{arch}] memory-model violation: {headline(finding.message)}"
             summary = (f"Compiling the kernel below for `{arch}` gives AMDGCN whose code sequence around an atomic "
                        f"departs from LLVM's AMDGPU memory model (AMDGPUUsage, memory-model code sequences for "
                        f"`{arch}`): {finding.message}. Found statically in the compiled code; not run on AMD "
@@ -304,7 +305,7 @@ def _llvm(corpus, finding, python, timeout, env) -> Draft:
     reproduced = bool(rc != 0 and first and normalise(first.strip()) in finding.normalised)
     check = f"`llc {' '.join(flags)} reduced.ll` ended {ended}: {first.strip()[:200] or 'no crash'}"
     llvm_version = re.search(r"LLVM version (\S+)", version)
-    title = f"[AMDGPU] {_short(first.strip() or finding.normalised)} ({arch})"
+    title = f"[AMDGPU] {headline(first.strip() or finding.normalised)} ({arch})"
     body = "\n".join([
         BANNER.format(sig=finding.signature), "",
         f"`llc` crashes on the IR below for `{arch}`. The IR was produced by Triton's AMD backend for a "
