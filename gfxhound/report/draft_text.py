@@ -32,7 +32,8 @@ def headline(message: str, limit: int = 100) -> str:
         text = f"assertion `{found.group(1)}` failed" + (f" in {where.group(1)}" if where else "")
     else:
         error = re.search(r"LLVM ERROR: ([^|\n]+)", message)
-        text = error.group(1).strip() if error else message.split(" | ")[-1]
+        # LLVM's own words, prefix included: LLVM titles quote the message (docs/upstream-style.md)
+        text = f"LLVM ERROR: {error.group(1).strip()}" if error else message.split(" | ")[-1]
     text = re.sub(r"\s*\[signal:N\]$", "", re.sub(r"\s+", " ", text).strip())
     # a selection DAG node: its type and opcode, not its number, chain or memory operand
     text = re.sub(r"\bt[0-9]+: ", "", text)

@@ -45,6 +45,8 @@ def test_a_title_names_the_assertion_and_where_it_failed():
     message = ("RuntimeError: PassManager::run failed | python: /x/include/llvm/ADT/SmallVector.h:292: reference "
                "llvm::SmallVectorTemplateCommon<mlir::Value>::operator[](size_type): Assertion `idx < size()' failed.")
     assert headline(message) == "assertion `idx < size()` failed in SmallVector.h"
+    llc = "RuntimeError: x | LLVM ERROR: Do not know how to split this operator's operand! [signal:N]"
+    assert headline(llc) == "LLVM ERROR: Do not know how to split this operator's operand!"
 
 
 def test_pruning_keeps_what_has_an_effect_and_what_it_reads():
