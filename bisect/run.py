@@ -186,7 +186,28 @@ def releases(req: Request) -> Outcome:
     record = dict(data, kind="triton-releases", range=req.triton, repro=shown, expect=req.expect,
                   venvs_built=cache.built,
                   venv_seconds=round(cache.build_seconds, 1), signature=finding.signature if finding else None)
-    return _finish(record, corpus, finding, release_lines(record, "release", "triton"))
+    lines = release_lines(record, "release", "triton")
+    if finding:  # the fault in LLVM's code generation: the reduced IR through each release's, as LLVM revisions
+        from .codegens import survey
+        found = survey(corpus.reduction(finding.signature, "llvm-ir"), candidates,
+                       lambda v: cache.ensure(v) if cache.ready(v) else None, log=req.log)
+        if found:
+            record["reduced_ir"] = found
+            lines.append(reduced_ir_line(found))
+    return _finish(record, corpus, finding, lines)
+
+
+def reduced_ir_line(found: dict) -> str:
+    span = found["range"]
+    if not span:
+        states = ", ".join(f"{r['version']}: {_state(r['present'])}" for r in found["rows"])
+        return f"reduced IR through each release's code generator: {states}"
+    return (f"reduced IR: absent with triton {span['good']['version']} (LLVM {span['good']['llvm'][:12]}), present "
+            f"with triton {span['bad']['version']} (LLVM {span['bad']['llvm'][:12]}): {span['compare']}")
+
+
+def _state(present) -> str:
+    return {True: "present", False: "absent"}.get(present, "cannot test")
 
 
 def _finish(record: dict, corpus, finding, lines: list) -> Outcome:

@@ -125,8 +125,8 @@ class Codegen:
         return cls(**known)
 
     def run(self, ll: Path, timeout: float, cwd=None) -> Compiled:
-        """Compile `ll` once in a child process."""
-        ll = Path(ll)
+        """Compile `ll` once in a child process (in `cwd`, else the folder that holds it)."""
+        ll = Path(ll).resolve()
         try:
             proc = subprocess.run(self.command(str(ll)), capture_output=True, text=True, timeout=timeout,
                                   cwd=cwd or ll.parent, errors="replace", env=child_env())
@@ -234,3 +234,24 @@ def triton_codegen(python: str, arch: str, fp_fusion: bool = True, schedule_hint
     return Codegen("triton", python, arch, code=code, version=info["version"], revision=info.get("revision", ""),
                    call=call, extra={"triple": info["triple"], "fp_fusion": bool(fp_fusion),
                                      "schedule_hint": schedule_hint})
+
+
+BUNDLED = """
+import mmap, re, sys
+from triton._C import libtriton
+with open(libtriton.__file__, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+    at = m.find(b"llvm/llvm-")
+    found = re.match(rb"llvm/llvm-([0-9a-f]{8})-", m[at:at + 32]) if at >= 0 else None
+print(found.group(1).decode() if found else "")
+"""
+
+
+def bundled_llvm(python: str, timeout: float = 120) -> str:
+    """The LLVM revision (8 hex digits) a Triton release was built with, as its library's own file names spell
+    it (the build tree `.../llvm/llvm-<hash>-<os>/...` in its assertion messages); '' when it does not say."""
+    try:
+        proc = subprocess.run([python, "-c", BUNDLED], capture_output=True, text=True, timeout=timeout,
+                              env=child_env())
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
