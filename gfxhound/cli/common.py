@@ -23,6 +23,13 @@ def default_lld():
     return ""
 
 
+def newest_llc() -> str:
+    """The newest llc this machine has (Debian installs each major under /usr/lib/llvm-N), else the one on PATH."""
+    import re
+    found = sorted(Path("/usr/lib").glob("llvm-*/bin/llc"), key=lambda p: int(re.sub(r"\D", "", p.parts[-3]) or 0))
+    return str(found[-1]) if found else shutil.which("llc") or ""
+
+
 def cache_dir():
     return os.environ.get("GFXHOUND_CACHE") or str(Path.home() / ".cache" / "gfxhound")
 

@@ -12,7 +12,8 @@ from pathlib import Path
 def add_report(sub):
     rep = sub.add_parser("report", help="write an issue draft for a finding (never filed automatically)")
     rep.add_argument("id", help="the finding (a prefix of its signature)")
-    rep.add_argument("--upstream", choices=["triton", "llvm"], help="default: llvm when a reduced .ll crashes llc")
+    rep.add_argument("--upstream", choices=["triton", "llvm"], help="default: llvm when a reduced .ll shows the bug in LLVM code generation (an llc "
+                     "crash, or a memory-model defect through Triton's code generator)")
     rep.add_argument("--out", help="where the draft goes (default: corpus/<signature>/draft)")
     rep.add_argument("--corpus", default="corpus")
     rep.add_argument("--triage", help="known upstream issues (default: <corpus>/triage.json)")
@@ -27,7 +28,7 @@ def add_report(sub):
 def cmd_report(args):
     from gfxhound.cli.triage import open_triage
     from gfxhound.report import drafts
-    from gfxhound.cli.common import UserError, default_lld
+    from gfxhound.cli.common import UserError, default_lld, newest_llc
     from gfxhound.corpus_store import Corpus
     corpus = Corpus(args.corpus)
     finding = corpus.get(args.id)
@@ -48,6 +49,7 @@ def cmd_report(args):
                         f"--level llvm-ir` first, or draft for Triton")
     env = {"TRITON_HIP_LLD_PATH": default_lld()} if default_lld() else {}
     draft = drafts.build(corpus, finding, upstream, python=os.path.abspath(args.python), timeout=args.timeout, env=env,
+                         llc=newest_llc(),
                          known_upstream=triage.draft_lines(finding), newest=sys.executable)
     if draft.newest and draft.newest["reproduced"] is False and draft.reproduced and not args.force:
         raise UserError(f"{finding.signature[:8]} fails with {finding.toolchains[-1]} but not with "

@@ -9,27 +9,22 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
-import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from gfxhound.corpus_store.layout import REDUCED_LL, REPRO_FILE
 from gfxhound.atomic import write_atomic
 from gfxhound.protocol import ABSENT, PRESENT, outcome
+from gfxhound.report.draft_llvm import llvm_draft
+from gfxhound.report.draft_parts import BANNER, LLVM, TRITON, Draft, bisection, environment, related, run_tool
 from gfxhound.report.draft_text import constants as _constants, headline, kernel_source as _kernel_source, \
     prune_unused, tail as _tail, triton_snippet
 from gfxhound.report.scrub import Scrubber
-from gfxhound.signature import MEMORY_MODEL_STAGE, normalise, summarise
+from gfxhound.signature import MEMORY_MODEL_STAGE, summarise
 
-TRITON, LLVM = "triton-lang/triton", "llvm/llvm-project"
-BANNER = ("> **Draft for a person to review: not filed, and not yet verified on upstream's main branch.**\n"
-          "> Written by gfxhound, an automated fuzzer, from finding `{sig}`; check it reproduces on a current "
-          "build and edit freely before filing.")
 NO_UB = ("The kernel has no undefined behaviour: the generator never emits integer division by zero or "
          "`INT_MIN / -1`, shifts by the bit width or more, out-of-range float-to-int casts, unmasked out-of-bounds "
          "accesses or data races, and the oracle checked every unmasked address against the buffer bounds before "
@@ -42,124 +37,33 @@ STAGE_NAMES = {"ttir": "Triton IR", "ttgir": "TritonGPU IR", "llir": "LLVM IR tr
                "run": "execution"}
 
 
-@dataclass
-class Draft:
-    upstream: str
-    title: str
-    body: str
-    reproduced: bool | None  # None: could not be checked on this machine (needs a GPU)
-    check: str  # what was run to check it, and what came out
-    attachments: dict = field(default_factory=dict)  # file name -> text
-    leaks: list = field(default_factory=list)  # what of this machine survived the scrubber (should be none)
-    newest: dict | None = None  # the same check with the newest Triton at hand: {python, toolchain, reproduced}
-
-    def markdown(self) -> str:
-        return f"<!-- upstream: {self.upstream} -->\n# {self.title}\n\n{self.body}"
-
-
 def choose_upstream(corpus, finding) -> str:
-    """LLVM when the bug reproduces with plain llc on a reduced .ll (the AMDGPU backend alone), else Triton."""
+    """LLVM when a reduced .ll shows the bug in LLVM's code generation: a crash of plain llc, or a memory-model
+    defect (waits, writebacks, invalidates are the memory legalizer's and waitcnt insertion's) that survived
+    reduction through Triton's own code generator. Else Triton: a crash only Triton's code generator shows may be
+    Triton asking for what the target lacks (triage decides; `--upstream llvm` overrides)."""
     reduced = corpus.reduction(finding.signature, "llvm-ir")
-    by_llc = (reduced.record.get("codegen") or {}).get("kind", "llc") == "llc"  # not Triton's own code generator
-    return LLVM if reduced.ll.exists() and by_llc and finding.verdict == "ice" else TRITON
-
-
-def _run(argv, cwd, timeout, env=None):
-    run_env = dict(os.environ, PYTHONWARNINGS="ignore", **(env or {}))
-    try:
-        proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=run_env,
-                              errors="replace")
-    except subprocess.TimeoutExpired:
-        return None, "", "timeout"
-    except OSError as exc:
-        return None, f"cannot run {argv[0]}: {exc.strerror}", "error"
-    ended = (f"signal:{-proc.returncode}" if proc.returncode < 0 else "exception"
-             if "Traceback (most recent call last)" in proc.stderr else f"exit:{proc.returncode}")
-    return proc.returncode, proc.stdout + proc.stderr, ended
-
-
-def _bisection(newest_first: "list[dict]") -> str:
-    records, kinds = [], set()
-    for record in newest_first:
-        if record.get("kind") not in kinds:  # the newest of each kind; older ones were superseded
-            kinds.add(record.get("kind"))
-            records.append(record)
-    if not records:
-        return "Not bisected yet."
-    out = []
-    for r in records:
-        verb = "first release with the bug" if r.get("mode") == "regression" else "first release without the bug"
-        if r.get("kind") == "commits":
-            c = r["culprit"]
-            out.append(f"- Commits ({r['range']}): first {'bad' if r['mode'] == 'regression' else 'fixed'} commit "
-                       f"{c.get('link') or c['hash']} \"{c['title']}\" ({c['date'][:10]}); confidence "
-                       f"{r['confidence']:.2f}.")
-            for h in r.get("handoff", []):
-                if h.get("result"):
-                    s = h["result"]["culprit"]
-                    out.append(f"  - It moved the LLVM pin ({h['pin_file']}); in llvm-project: "
-                               f"{s.get('link') or s['hash']} \"{s['title']}\".")
-        else:
-            what = {"triton-releases": "Triton releases", "llvm-releases": "LLVM releases (llc)"}.get(r.get("kind"),
-                                                                                                  r.get("kind"))
-            span = r.get("range") or ", ".join(r["candidates"])
-            if r.get("first_new") is None:  # the same state at every release that can test it
-                out.append(f"- {what} ({span}): **{r['verdict'].split('-')[0]} in every testable release** "
-                           + (f"({r['testable'][0]} to {r['testable'][1]})" if r["testable"][0] != r["testable"][1]
-                              else f"(only {r['testable'][0]} can test it)")
-                           + f"; {len(r['probes'])} probes, confidence {r['confidence']:.2f}.")
-            else:
-                out.append(f"- {what} ({span}): {verb}: **{r['first_new']}** "
-                           f"(last {'good' if r.get('mode') == 'regression' else 'bad'}: {r['last_old']}); "
-                           f"{len(r['probes'])} probes, confidence {r['confidence']:.2f}"
-                           + (f"; untested between: {', '.join(r['untested_between'])}" if r.get("untested_between")
-                              else "") + ".")
-            for m in r.get("ends_moved", []):
-                out.append(f"  - The {'newer' if m['end'] == 'new' else 'older'} end moved from {m['from']} to "
-                           f"{m['to']}: {', '.join(m['why'])} cannot test it.")
-    return "\n".join(out)
-
-
-def _environment(corpus, finding, extra: list) -> str:
-    rows = []
-    for ident in finding.toolchains:
-        detail = corpus.toolchain(ident) or {}
-        codegen = (detail.get("amd_codegen") or {}).get("revision")
-        rows.append(f"- {ident}" + (f" ({detail.get('source')})" if detail.get("source") else "")
-                    + (f", commit {detail['commit']}" if detail.get("commit") else "")
-                    + (f", AMD code generator {codegen}" if codegen else ""))
-    rows.append(f"- Targets: {', '.join(finding.targets)}")
-    rows += [f"- {line}" for line in extra]
-    return "\n".join(rows)
-
-
-def _related(corpus, finding) -> list:
-    """Environment lines: a forced configuration, and the other signatures of the finding's family (the same
-    failure with another element type, format or cache modifier), so the maintainer sees the bug's reach."""
-    from gfxhound.families import family_of
-    lines = []
-    if finding.configuration != "default":
-        knob = finding.configuration.removeprefix("forced: ")
-        lines.append(f"Configuration: only seen with an environment knob that forces a feature ({knob}); not in a "
-                     "default configuration")
-    family = family_of(finding)
-    for other in corpus.findings():
-        if other.signature != finding.signature and family_of(other) == family:
-            lines.append(f"Same failure with another type or format: `{other.signature}` "
-                         f"({headline(other.message, 120)}; {', '.join(other.targets)})")
-    return lines
+    kind = (reduced.record.get("codegen") or {}).get("kind", "llc")
+    if not reduced.ll.exists():
+        return TRITON
+    if kind == "triton":
+        return LLVM if finding.stage == MEMORY_MODEL_STAGE else TRITON
+    return LLVM if finding.verdict == "ice" else TRITON
 
 
 def build(corpus, finding, upstream: str | None = None, python: str = sys.executable, timeout: float = 600,
-          env: dict | None = None, known_upstream: list | None = None, newest: str | None = None) -> Draft:
+          env: dict | None = None, known_upstream: list | None = None, newest: str | None = None,
+          llc: str = "") -> Draft:
     """`known_upstream`: what the triage file says of the public trackers (Triage.draft_lines), a section of its
-    own before the environment when there is anything. `newest`: an interpreter with a newer Triton than
+    own before the environment when there is anything. `llc`: this machine's newest, which an LLVM draft compares
+    with. `newest`: an interpreter with a newer Triton than
     `python`'s: the reproducer is checked there too (Draft.newest), and a bug it no longer shows is not new."""
     upstream = upstream or choose_upstream(corpus, finding)
     scrub = Scrubber({corpus.root: "corpus"})
     if upstream == TRITON:
         env = dict(env or {}, GFXHOUND_CHECKED_WITH=_triton_version(python))
-    draft = (_llvm if upstream == LLVM else _triton)(corpus, finding, python, timeout, env or {})
+    draft = llvm_draft(corpus, finding, python, timeout, llc) if upstream == LLVM else \
+        _triton(corpus, finding, python, timeout, env or {})
     if upstream == TRITON and newest and os.path.abspath(newest) != os.path.abspath(python):  # a venv is its path
         # is it still a bug? the same check with the newest Triton this machine has
         version = _triton_version(newest)
@@ -180,7 +84,7 @@ def build(corpus, finding, upstream: str | None = None, python: str = sys.execut
 
 
 def _triton_version(python: str) -> str:
-    rc, out, _ = _run([python, "-c", "import triton; print(triton.__version__)"], None, 120)
+    rc, out, _ = run_tool([python, "-c", "import triton; print(triton.__version__)"], None, 120)
     return f"triton {out.strip().splitlines()[-1]}" if rc == 0 and out.strip() else "triton (version unknown)"
 
 
@@ -208,7 +112,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         interpret = "interpret" in json.dumps(examples[0].run.get("backend", ""))
         check_script = minimal if minimal.exists() else repro_path
         argv = [python, check_script.name] + (["--interpret"] if interpret and not minimal.exists() else [])
-        code_rc, out, _ = _run(argv, check_script.parent, timeout, env)
+        code_rc, out, _ = run_tool(argv, check_script.parent, timeout, env)
         reproduced = {PRESENT: True, ABSENT: False}.get(outcome(code_rc))  # None: could not test here
         check = f"`python {check_script.name}{' --interpret' if len(argv) > 2 else ''}` with " \
                 f"{env['GFXHOUND_CHECKED_WITH']} exited {code_rc}: {_tail(out, 3)}"
@@ -241,7 +145,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             code = triton_snippet(candidate, consts)
             with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
                 (Path(tmp) / "snippet.py").write_text(code)
-                rc, out, ended = _run([python, "snippet.py"], tmp, timeout, env)
+                rc, out, ended = run_tool([python, "snippet.py"], tmp, timeout, env)
             got = summarise(out, ended) if ended != "exit:0" else {"normalised": "", "verdict": "pass"}
             reproduced = bool(rc != 0 and got["normalised"] and got["normalised"] == finding.normalised)
             if reproduced:
@@ -266,9 +170,9 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         f"Checked before this draft was written: {check}" + ("" if reproduced else
                                                               " **(did not reproduce here: check by hand)**"), "",
         "## Expected vs actual", expected, ub, *_reduced_ir(corpus, finding),
-        "## Bisection", _bisection(corpus.bisections(finding.signature)), "",
-        "## Environment", _environment(corpus, finding, [f"Python {sys.version.split()[0]}, "
-                                                         f"{sys.platform}", *_related(corpus, finding)]), "",
+        "## Bisection", bisection(corpus.bisections(finding.signature)), "",
+        "## Environment", environment(corpus, finding, [f"Python {sys.version.split()[0]}, "
+                                                         f"{sys.platform}", *related(corpus, finding)]), "",
         "## How this was found",
         f"Found by a fuzzer (gfxhound: random valid Triton kernels, compiled for AMD targets and compared with a "
         f"PyTorch reference); {finding.count} occurrence(s) across {len(examples)} kernel(s) since "
@@ -289,41 +193,6 @@ def _reduced_ir(corpus, finding) -> list:
             f"{info.get('lines_after')} lines) while {codegen['name']} still showed the bug on it:",
             f"```llvm\n{reduced.ll.read_text().rstrip()}\n```", f"```sh\n{command}\n```", ""]
 
-
-def _llvm(corpus, finding, python, timeout, env) -> Draft:
-    reduced = corpus.reduction(finding.signature, "llvm-ir")
-    ll, info = reduced.ll.read_text(), reduced.record
-    command = list(info["command"])
-    llc = command[0] if Path(command[0]).exists() else "llc"
-    flags = [a for a in command[1:-1]]
-    arch = next((a.split("=", 1)[1] for a in flags if a.startswith("-mcpu=")), finding.targets[0])
-    with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
-        (Path(tmp) / REDUCED_LL).write_text(ll)
-        rc, out, ended = _run([llc, *flags, REDUCED_LL], tmp, timeout)
-        version = _run([llc, "--version"], tmp, 60)[1]
-    first = next((line for line in out.splitlines() if "LLVM ERROR" in line or "Assertion" in line), "")
-    reproduced = bool(rc != 0 and first and normalise(first.strip()) in finding.normalised)
-    check = f"`llc {' '.join(flags)} reduced.ll` ended {ended}: {first.strip()[:200] or 'no crash'}"
-    llvm_version = re.search(r"LLVM version (\S+)", version)
-    title = f"[AMDGPU] {headline(first.strip() or finding.normalised)} ({arch})"
-    body = "\n".join([
-        BANNER.format(sig=finding.signature), "",
-        f"`llc` crashes on the IR below for `{arch}`. The IR was produced by Triton's AMD backend for a "
-        f"fuzzer-generated kernel and reduced with `llvm-reduce`, keeping the same failure.", "",
-        "## Test case", f"```llvm\n{ll.rstrip()}\n```", "",
-        "## Command", f"```sh\nllc {' '.join(flags)} reduced.ll\n```",
-        f"Checked before this draft was written: {check}" + ("" if reproduced else
-                                                              " **(did not reproduce here: check by hand)**"), "",
-        "## Output", f"```\n{_tail(out, 30)}\n```", "",
-        "## Bisection", _bisection(corpus.bisections(finding.signature)), "",
-        "## Environment",
-        f"- llc: {('LLVM ' + llvm_version.group(1)) if llvm_version else 'unknown'} "
-        f"({'assertions on' if 'Optimized build with assertions' in version else 'release build'})",
-        f"- Seen through: {', '.join(finding.toolchains)}", *[f"- {line}" for line in _related(corpus, finding)], "",
-        "## How this was found",
-        f"Found by a fuzzer (gfxhound) on Triton-generated AMDGPU IR; reduced automatically ({info.get('lines_before')}"
-        f" -> {info.get('lines_after')} lines) with `llvm-reduce`. Not yet checked against llvm-project main."])
-    return Draft(LLVM, title, body, reproduced, check, {REDUCED_LL: ll})
 
 
 def write(draft: Draft, out_dir: Path) -> Path:

@@ -1,0 +1,134 @@
+"""The parts every issue draft shares: the record of a draft, its banner, running a tool to check it, and the
+sections built from records (bisection, environment, related findings).
+
+Why a module of its own: the Triton draft (drafts.py) and the LLVM drafts (draft_llvm.py) both write these, and
+each section must say only what the corpus's records back.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+
+from gfxhound.report.draft_text import headline
+
+TRITON, LLVM = "triton-lang/triton", "llvm/llvm-project"
+BANNER = ("> **Draft for a person to review: not filed, and not yet verified on upstream's main branch.**\n"
+          "> Written by gfxhound, an automated fuzzer, from finding `{sig}`; check it reproduces on a current "
+          "build and edit freely before filing.")
+
+
+@dataclass
+class Draft:
+    upstream: str
+    title: str
+    body: str
+    reproduced: bool | None  # None: could not be checked on this machine (needs a GPU)
+    check: str  # what was run to check it, and what came out
+    attachments: dict = field(default_factory=dict)  # file name -> text
+    leaks: list = field(default_factory=list)  # what of this machine survived the scrubber (should be none)
+    newest: dict | None = None  # the same check with the newest Triton at hand: {python, toolchain, reproduced}
+
+    def markdown(self) -> str:
+        return f"<!-- upstream: {self.upstream} -->\n# {self.title}\n\n{self.body}"
+
+
+
+def run_tool(argv, cwd, timeout, env=None):
+    run_env = dict(os.environ, PYTHONWARNINGS="ignore", **(env or {}))
+    try:
+        proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=run_env,
+                              errors="replace")
+    except subprocess.TimeoutExpired:
+        return None, "", "timeout"
+    except OSError as exc:
+        return None, f"cannot run {argv[0]}: {exc.strerror}", "error"
+    ended = (f"signal:{-proc.returncode}" if proc.returncode < 0 else "exception"
+             if "Traceback (most recent call last)" in proc.stderr else f"exit:{proc.returncode}")
+    return proc.returncode, proc.stdout + proc.stderr, ended
+
+
+def bisection(newest_first: "list[dict]") -> str:
+    records, kinds = [], set()
+    for record in newest_first:
+        if record.get("kind") not in kinds:  # the newest of each kind; older ones were superseded
+            kinds.add(record.get("kind"))
+            records.append(record)
+    if not records:
+        return "Not bisected yet."
+    out = []
+    for r in records:
+        verb = "first release with the bug" if r.get("mode") == "regression" else "first release without the bug"
+        if r.get("kind") == "commits":
+            c = r["culprit"]
+            out.append(f"- Commits ({r['range']}): first {'bad' if r['mode'] == 'regression' else 'fixed'} commit "
+                       f"{c.get('link') or c['hash']} \"{c['title']}\" ({c['date'][:10]}); confidence "
+                       f"{r['confidence']:.2f}.")
+            for h in r.get("handoff", []):
+                if h.get("result"):
+                    s = h["result"]["culprit"]
+                    out.append(f"  - It moved the LLVM pin ({h['pin_file']}); in llvm-project: "
+                               f"{s.get('link') or s['hash']} \"{s['title']}\".")
+        else:
+            what = {"triton-releases": "Triton releases", "llvm-releases": "LLVM releases (llc)"}.get(r.get("kind"),
+                                                                                                  r.get("kind"))
+            span = r.get("range") or ", ".join(r["candidates"])
+            if r.get("first_new") is None:  # the same state at every release that can test it
+                out.append(f"- {what} ({span}): **{r['verdict'].split('-')[0]} in every testable release** "
+                           + (f"({r['testable'][0]} to {r['testable'][1]})" if r["testable"][0] != r["testable"][1]
+                              else f"(only {r['testable'][0]} can test it)")
+                           + f"; {len(r['probes'])} probes, confidence {r['confidence']:.2f}.")
+            else:
+                out.append(f"- {what} ({span}): {verb}: **{r['first_new']}** "
+                           f"(last {'good' if r.get('mode') == 'regression' else 'bad'}: {r['last_old']}); "
+                           f"{len(r['probes'])} probes, confidence {r['confidence']:.2f}"
+                           + (f"; untested between: {', '.join(r['untested_between'])}" if r.get("untested_between")
+                              else "") + ".")
+            if r.get("reduced_ir"):
+                out.append("  - " + reduced_ir_text(r["reduced_ir"]))
+            for m in r.get("ends_moved", []):
+                out.append(f"  - The {'newer' if m['end'] == 'new' else 'older'} end moved from {m['from']} to "
+                           f"{m['to']}: {', '.join(m['why'])} cannot test it.")
+    return "\n".join(out)
+
+
+def environment(corpus, finding, extra: list) -> str:
+    rows = []
+    for ident in finding.toolchains:
+        detail = corpus.toolchain(ident) or {}
+        codegen = (detail.get("amd_codegen") or {}).get("revision")
+        rows.append(f"- {ident}" + (f" ({detail.get('source')})" if detail.get("source") else "")
+                    + (f", commit {detail['commit']}" if detail.get("commit") else "")
+                    + (f", AMD code generator {codegen}" if codegen else ""))
+    rows.append(f"- Targets: {', '.join(finding.targets)}")
+    rows += [f"- {line}" for line in extra]
+    return "\n".join(rows)
+
+
+def related(corpus, finding) -> list:
+    """Environment lines: a forced configuration, and the other signatures of the finding's family (the same
+    failure with another element type, format or cache modifier), so the maintainer sees the bug's reach."""
+    from gfxhound.families import family_of
+    lines = []
+    if finding.configuration != "default":
+        knob = finding.configuration.removeprefix("forced: ")
+        lines.append(f"Configuration: only seen with an environment knob that forces a feature ({knob}); not in a "
+                     "default configuration")
+    family = family_of(finding)
+    for other in corpus.findings():
+        if other.signature != finding.signature and family_of(other) == family:
+            lines.append(f"Same failure with another type or format: `{other.signature}` "
+                         f"({headline(other.message, 120)}; {', '.join(other.targets)})")
+    return lines
+
+
+def reduced_ir_text(found: dict) -> str:
+    """What the reduced IR showed through each release's code generator (bisect/codegens.py's record)."""
+    rows = "; ".join(f"triton {r['version']}" + (f" (LLVM {r['llvm'][:8]})" if r.get("llvm") else "") + ": "
+                     + {True: "**present**", False: "absent"}.get(r.get("present"), "cannot test")
+                     for r in found["rows"])
+    span = found.get("range")
+    if not span:
+        return f"The reduced IR through each release's own code generator: {rows}."
+    return (f"The reduced IR through each release's own code generator: {rows}. The change is in LLVM between "
+            f"{span['good']['llvm']} and {span['bad']['llvm']}: {span['compare']}")
