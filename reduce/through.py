@@ -145,7 +145,17 @@ def reduce_through(source: Path, prop: dict, work: Path, llvm_reduce: str = "llv
         shutil.copyfile(start_copy, out)
         with open(work / REDUCE_LOG, "a") as logfile:
             logfile.write(f"\ngfxhound: {note}\n")
-    record = dict(codegen.to_json(), command=codegen.command(REDUCED_LL))
+    polished = []
+    if not note:  # read like a hand-written test case, where the code generator still shows the property
+        from .polish import polish
+        trial = work / "polish.ll"
+
+        def still(text):
+            trial.write_text(text)
+            return keeps(prop, codegen.run(trial, prop["timeout"]), text)
+        text, polished = polish(out.read_text(errors="replace"), still)
+        out.write_text(text)
+    record = dict(codegen.to_json(), command=codegen.command(REDUCED_LL), polished=polished)
     result = IrReduction("llvm-ir", prop, lines_of(start_copy), lines_of(out), round(time.time() - started, 2),
                          codegen.command(REDUCED_LL), {"llvm-reduce": tool_version(llvm_reduce)}, codegen=record,
                          note=note)

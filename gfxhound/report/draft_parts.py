@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from gfxhound.report.draft_text import headline
 
 TRITON, LLVM = "triton-lang/triton", "llvm/llvm-project"
-BANNER = ("> **Draft for a person to review: not filed, and not yet verified on upstream's main branch.**\n"
-          "> Written by gfxhound, an automated fuzzer, from finding `{sig}`; check it reproduces on a current "
-          "build and edit freely before filing.")
+BANNER = ("<!-- Draft for a person to review: not filed, and not yet verified on upstream's main branch. Written "
+          "by gfxhound, an automated fuzzer, from finding {sig}; check it reproduces on a current build and edit "
+          "freely before filing. (An HTML comment: it does not show once filed.) -->")
 
 
 @dataclass

@@ -168,3 +168,23 @@ def _params(kernel: str):
 def code_blocks(markdown: str) -> "list[tuple[str, str]]":
     """(language, text) of every fenced block of a draft, as a reader would copy it."""
     return [(m.group(1), m.group(2)) for m in re.finditer(r"^```(\w*)\n(.*?)^```$", markdown, re.S | re.M)]
+
+
+def kernel_body(asm: str) -> str:
+    """The instructions of the kernel in an assembly listing: from its label to `s_endpgm`, without directives,
+    comments or blank lines (what a maintainer compares)."""
+    out, inside = [], False
+    for line in asm.splitlines():
+        text = line.split(";")[0].rstrip()
+        if not inside:
+            inside = bool(re.match(r"^[A-Za-z_][\w.$]*:\s*$", text)) and not text.startswith(".")
+            if inside:
+                out.append(text)
+            continue
+        if text.strip() and not text.strip().startswith("."):
+            out.append(text)
+        elif re.match(r"^\.L\w+:", text):
+            out.append(text)
+        if text.strip() == "s_endpgm":
+            break
+    return "\n".join(out)

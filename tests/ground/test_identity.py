@@ -196,7 +196,7 @@ def test_a_ptxas_codegen_error_is_named_by_what_ptxas_rejected():
 
 
 def test_a_draft_names_its_family_and_a_forced_configuration(tmp_path):
-    from gfxhound.report.drafts import _related
+    from gfxhound.report.draft_parts import related
     corpus = Corpus(tmp_path / "c")
     for sig, message, env in (("aaaaaaaaaaaaaaaa", "LLVM ERROR: f32 to f8E4M3FN with rounding mode rtz", {}),
                               ("bbbbbbbbbbbbbbbb", "LLVM ERROR: f32 to f8E5M2FNUZ with rounding mode rtz",
@@ -204,5 +204,5 @@ def test_a_draft_names_its_family_and_a_forced_configuration(tmp_path):
         _v5(corpus, sig, message, message, sig[:4], verdict="ice", stage="llir", env=env, target="gfx1100")
     migrate(corpus, TABLES.get, forced)
     a, b = corpus.get("aaaa"), corpus.get("bbbb")
-    assert any("`bbbbbbbbbbbbbbbb`" in line and "f8E5M2FNUZ" in line for line in _related(corpus, a))
-    assert _related(corpus, b)[0].startswith("Configuration: only seen with an environment knob")
+    assert any("`bbbbbbbbbbbbbbbb`" in line and "f8E5M2FNUZ" in line for line in related(corpus, a))
+    assert related(corpus, b)[0].startswith("Configuration: only seen with an environment knob")

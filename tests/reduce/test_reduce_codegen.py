@@ -181,12 +181,15 @@ def test_the_buffer_inv_defect_reduces_through_triton_39s_own_code_generator(tmp
     llc = llc_codegen(LLC22, ["-mcpu=gfx942", "-O3"]).run(dest / "reduced.ll", 120)
     if llc.status == "ok":
         assert KEY not in memory_model_keys(llc.asm, "gfx942", reduced)
-    # the issue draft shows the reduced IR and the call
+    # polished like a hand-written test case: no datalayout, no atomic on a null pointer
+    assert "datalayout" not in reduced and "null" not in reduced, reduced
+    # the issue draft goes to LLVM, with the reduced IR, the call that shows it, and the missing wait
     proc = subprocess.run([gfxhound_bin, "report", signature[:8], "--corpus", str(tmp_path / "corpus")],
                           capture_output=True, text=True, timeout=600, cwd=tmp_path, env=dict(os.environ, **ENV))
     assert proc.returncode == 0, proc.stderr[-2000:]
     draft = next((tmp_path / "corpus").glob("*/draft/draft.md")).read_text()
-    assert "## Reduced LLVM IR" in draft and "compile_amdgpu(" in draft and "atomicrmw" in draft
+    assert draft.startswith("<!-- upstream: llvm/llvm-project -->"), draft[:200]
+    assert "compile_amdgpu(" in draft and "atomicrmw" in draft and "missing s_waitcnt vmcnt(0) between" in draft
     print(reduced)  # the reduced IR, for the log of a slow run
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import triton
 
-from gfxhound.report.draft_llvm import kernel_body
+from gfxhound.report.draft_text import kernel_body
 from gfxhound.report.draft_text import code_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
