@@ -158,14 +158,17 @@ def releases(req: Request) -> Outcome:
 
     mode = req.mode
     known = {}
-    if finding:  # the example whose repro shows the bug at the end of the range that must have it
+    if finding:  # the repro that shows the bug at the end of the range that must have it: the reduced one first
         end = candidates[-1] if mode == "regression" else candidates[0]
         tried = []
-        for example in corpus.examples(finding.signature):
-            outcome, detail = probe_script(end, example.repro)
-            tried.append(f"{example.name}: {outcome}")
+        reduced = corpus.reduction(finding.signature, "spec").repro
+        scripts = ([("reduced", reduced)] if reduced.exists() else []) + [
+            (example.name, example.repro) for example in corpus.examples(finding.signature)]
+        for name, repro in scripts:
+            outcome, detail = probe_script(end, repro)
+            tried.append(f"{name}: {outcome}")
             if outcome == PRESENT:
-                script = example.repro
+                script = repro
                 known[end] = Probe(end, outcome, [outcome], 0.0, detail)
                 break
         else:

@@ -11,8 +11,11 @@ import hashlib
 import json
 import re
 
-NORMALISER_VERSION = 6
+NORMALISER_VERSION = 7
 # What each version changed (corpus/migrate.py re-keys findings recorded under an older one):
+# 7: a traceback's frames are Triton's when they lie in an installed `triton` package or a Triton source tree's
+#    python/triton, wherever that is (before: any path with "triton" and without "gfxhound", which dropped every
+#    frame of a Triton installed under a folder named gfxhound, such as the bisection cache ~/.cache/gfxhound).
 # 6: memory-model findings keyed by (table, defect, counter); a generic pipeline failure, stack dump or bare signal
 #    names the pass (and op) its diagnostics name; a miscompile's provisional signature is never empty.
 
@@ -145,6 +148,18 @@ def identity(text):
     return f"[{', '.join(parts)}]" if parts else ""
 
 
+def triton_frame(path: str) -> bool:
+    """A traceback frame in Triton's own Python code: an installed `triton` package (the path after its last
+    site-packages/ or dist-packages/ starts with triton/) or a Triton source tree (python/triton/). The folders
+    above it do not count, so a venv under a folder named gfxhound or triton-3.9.0 keeps the same frames, and the
+    harness's own code (gfxhound's packages, a repro script) never counts."""
+    path = path.replace("\\", "/")
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.rsplit(marker, 1)[1].startswith("triton/")
+    return "/python/triton/" in path
+
+
 def python_exception(text):
     """(exception type, message, innermost compiler frames) of the last traceback in text.
 
@@ -156,7 +171,7 @@ def python_exception(text):
     if start < 0:
         return "", "", []
     tail = text[start:]
-    frames = [fn for path, fn in _FRAME.findall(tail) if "triton" in path and "gfxhound" not in path]
+    frames = [fn for path, fn in _FRAME.findall(tail) if triton_frame(path)]
     headers = list(_TRACEBACK_EXC.finditer(text))
     if not headers:
         return "", "", frames[-2:]

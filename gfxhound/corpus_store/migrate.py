@@ -25,7 +25,7 @@ from pathlib import Path
 from gfxhound.atomic import write_atomic as _atomic_write
 from gfxhound.signature import (MEMORY_MODEL_MESSAGE, MEMORY_MODEL_STAGE, NORMALISER_VERSION, identity,
                                 memory_model_headline, memory_model_signatures, miscompile_signature, normalise,
-                                signature_hash)
+                                python_exception, signature_hash)
 
 from .finding import Finding
 from .fold import absorb, finish_pending
@@ -54,9 +54,12 @@ def rekey(run: dict, spec: dict, output: str, table_of) -> "list[tuple[str | Non
             "pass pipeline" in message or "PassManager::run failed" == message.split(": ", 1)[-1].strip()):
         message = f"{message} {identity(output)}"
     normalised = normalise(message)
-    if normalised == run.get("normalised"):
+    frames = run.get("frames", [])
+    if output and "Traceback (most recent call last)" in output:  # frames judged again (version 7)
+        frames = python_exception(output)[2]
+    if normalised == run.get("normalised") and frames == run.get("frames", []):
         return [(None, normalised, message)]
-    return [(signature_hash(verdict, stage, normalised, run.get("frames", [])), normalised, message)]
+    return [(signature_hash(verdict, stage, normalised, frames), normalised, message)]
 
 
 def migrate(corpus, table_of, forced_of, triage_path: "Path | None" = None, dry_run: bool = False) -> dict:

@@ -133,3 +133,17 @@ def test_a_missing_linker_is_the_machine_not_the_compiler():
             '  File "/x/triton/backends/amd/compiler.py", line 195, in path_to_rocm_lld\n'
             "Exception: ROCm linker /opt/rocm/llvm/bin/ld.lld not found. Set 'TRITON_HIP_LLD_PATH' to its path.\n")
     assert summarise(text, "exception")["verdict"] == "unresolved"
+
+
+def test_the_folders_above_triton_do_not_change_a_bugs_frames():
+    """The bisection cache (~/.cache/gfxhound/venvs/triton-X) once dropped every frame of the same traceback, so a
+    finding's repro said "a different failure" under the very release that found it."""
+    trace = ('Traceback (most recent call last):\n  File "{root}/triton/compiler/compiler.py", line 300, in compile\n'
+             '  File "{root}/triton/backends/amd/compiler.py", line 400, in make_llir\n'
+             '  File "/work/gfxhound/oracle/compile_task.py", line 90, in run\n'
+             'RuntimeError: PassManager::run failed\n')
+    roots = ["/work/.venv/lib/python3.11/site-packages", "/root/.cache/gfxhound/venvs/triton-3.9.0/lib/python3.11/"
+             "site-packages", "/home/u/gfxhound/.venv/lib/python3.11/dist-packages", "/src/triton/python"]
+    found = [summarise(trace.format(root=root), "exception") for root in roots]
+    assert {tuple(f["frames"]) for f in found} == {("compile", "make_llir")}
+    assert len({f["signature"] for f in found}) == 1
