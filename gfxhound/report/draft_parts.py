@@ -7,6 +7,7 @@ each section must say only what the corpus's records back.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 
@@ -88,8 +89,20 @@ def bisection(newest_first: "list[dict]") -> str:
                 out.append("  - " + reduced_ir_text(r["reduced_ir"]))
             for m in r.get("ends_moved", []):
                 out.append(f"  - The {'newer' if m['end'] == 'new' else 'older'} end moved from {m['from']} to "
-                           f"{m['to']}: {', '.join(m['why'])} cannot test it.")
+                           f"{m['to']}; what the releases that cannot test it did instead:")
+                out += [f"    - {', '.join(releases)}: {what}" for what, releases in _by_detail(m["why"]).items()]
     return "\n".join(out)
+
+
+def _by_detail(why) -> dict:
+    """{what a probe said: [the releases that said it]}, the repro's "cannot test: a different failure (...)" read
+    as the failure itself (the message in a code span)."""
+    grouped = {}
+    for release, detail in (why.items() if isinstance(why, dict) else ((w, "") for w in why)):
+        found = re.match(r"cannot test: a different failure \((\w+) in ([^:]*): (.*)\)$", detail or "", re.S)
+        what = f"{found.group(1)} in {found.group(2)}: `{found.group(3)[:300]}`" if found else (detail or "?")[:300]
+        grouped.setdefault(what, []).append(release)
+    return grouped
 
 
 def environment(corpus, finding, extra: list) -> str:
@@ -112,8 +125,13 @@ def related(corpus, finding) -> list:
     lines = []
     if finding.configuration != "default":
         knob = finding.configuration.removeprefix("forced: ")
-        lines.append(f"Configuration: only seen with an environment knob that forces a feature ({knob}); not in a "
-                     "default configuration")
+        reduced = corpus.reduction(finding.signature, "spec").spec
+        if reduced and not (reduced.get("launch") or {}).get("env"):  # the reduction found the knob unneeded
+            lines.append(f"Configuration: first seen with an environment knob that forces a feature ({knob}); the "
+                         "reduced kernel fails without it")
+        else:
+            lines.append(f"Configuration: only seen with an environment knob that forces a feature ({knob}); not "
+                         "in a default configuration")
     family = family_of(finding)
     for other in corpus.findings():
         if other.signature != finding.signature and family_of(other) == family:

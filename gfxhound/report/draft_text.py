@@ -29,11 +29,15 @@ def headline(message: str, limit: int = 100) -> str:
     found = ASSERTION.search(message)
     if found:
         where = re.search(r"([A-Za-z_]\w*\.(?:cpp|h|hpp|td))\b", message)  # the source file, not a C++ name
-        text = f"assertion `{found.group(1)}` failed" + (f" in {where.group(1)}" if where else "")
-    else:
-        error = re.search(r"LLVM ERROR: ([^|\n]+)", message)
-        # LLVM's own words, prefix included: LLVM titles quote the message (docs/upstream-style.md)
-        text = f"LLVM ERROR: {error.group(1).strip()}" if error else message.split(" | ")[-1]
+        place = f" failed in {where.group(1)}" if where else " failed"
+        condition = re.sub(r"\s+", " ", found.group(1)).strip()
+        room = limit - len("assertion ``") - len(place)
+        if len(condition) > room:  # cut the condition, never the file that names where
+            condition = condition[:max(10, room - 4)].rsplit(" ", 1)[0] + " ..."
+        return f"assertion `{condition}`{place}"
+    error = re.search(r"LLVM ERROR: ([^|\n]+)", message)
+    # LLVM's own words, prefix included: LLVM titles quote the message (docs/upstream-style.md)
+    text = f"LLVM ERROR: {error.group(1).strip()}" if error else message.split(" | ")[-1]
     text = re.sub(r"\s*\[signal:N\]$", "", re.sub(r"\s+", " ", text).strip())
     # a selection DAG node: its type and opcode, not its number, chain or memory operand
     text = re.sub(r"\bt[0-9]+: ", "", text)

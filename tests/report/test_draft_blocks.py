@@ -71,3 +71,12 @@ def test_a_bug_the_newest_triton_no_longer_has_is_not_drafted_as_new(tmp_path, g
     forced = subprocess.run(argv + ["--force"], capture_output=True, text=True, timeout=600)
     assert forced.returncode == 0, forced.stderr[-2000:]
     assert "Also fails the same way" not in (tmp_path / "d" / "draft.md").read_text()
+
+
+def test_a_long_assertion_is_cut_in_its_condition_not_in_where_it_failed():
+    message = ("RuntimeError: PassManager::run failed | python3: /project/third_party/amd/lib/TritonAMDGPUToLLVM/"
+               "ConvertFpCastOpToLLVM.cpp:2490: SmallVector<Value> createDestOps(...) const: Assertion `numElements && "
+               "\"number of elements must be greater than zero\"' failed.")
+    title = headline(message)
+    assert title.endswith("` failed in ConvertFpCastOpToLLVM.cpp") and len(title) <= 100, title
+    assert title.startswith("assertion `numElements && ")
