@@ -11,6 +11,7 @@ nobody remembered; here a change is one edit, and `tests/` checks that no other 
                                                         ttgir/ttir: reduced.<level>; all: reduce.json reduce.log
     <root>/<signature>/bisect.json, bisect.<n>.json     the newest bisection, and the ones it superseded
     <root>/<signature>/verify.json, minimal.py, draft/  verification history, a hand-made repro, the issue draft
+    <root>/<signature>/cause.md                      a person's analysis of the cause, for the draft
     <root>/<signature>/aliases/<old id>/                what a folded finding held besides its examples
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ TOOLCHAINS = "toolchains"
 BISECT_FILE = "bisect.json"
 VERIFY_FILE = "verify.json"
 MINIMAL_FILE = "minimal.py"  # a repro a person minimised by hand: preferred over every generated one
+CAUSE_FILE = "cause.md"  # a person's reading of the cause (source lines, a fix), which a draft quotes as theirs
 DRAFT_DIR = "draft"
 LOCK_FILE = ".lock"
 

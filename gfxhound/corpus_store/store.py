@@ -18,7 +18,7 @@ from gfxhound.atomic import install_dir, write_atomic, write_synced
 
 from .finding import CorpusError, Finding
 from .layout import (ALIASES_DIR, ALIASES_FILE, BISECT_FILE, DRAFT_DIR, EXAMPLES, FINDING_FILE, IR_DIR, LOCK_FILE,
-                     MINIMAL_FILE, NAME, REDUCED, TOOLCHAINS, VERIFY_FILE, Example, Reduction, is_temp)
+                     CAUSE_FILE, MINIMAL_FILE, NAME, REDUCED, TOOLCHAINS, VERIFY_FILE, Example, Reduction, is_temp)
 from .merge import merge
 
 _REQUIRED = ("signature", "verdict", "stage", "spec_hash", "target", "toolchain")
@@ -96,6 +96,11 @@ class Corpus:
     def alias_reduction(self, signature: str, alias: str, level: str) -> Reduction:
         """A reduction that came with a finding folded into `signature` (kept under aliases/<alias>/)."""
         return Reduction(self.path(signature) / ALIASES_DIR / _check_name("alias", alias) / REDUCED / level)
+
+    def cause(self, signature: str) -> str:
+        """A person's analysis of the cause (cause.md), or ''."""
+        path = self.path(signature) / CAUSE_FILE
+        return path.read_text().strip() if path.exists() else ""
 
     def minimal(self, signature: str) -> Path:
         """A repro a person minimised by hand and put in the finding's folder (it may not exist)."""

@@ -114,6 +114,7 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
         "## Output", f"```{parts['lang']}\n{parts['output']}\n```", "",
         "## Expected", parts["expected"], "",
         *(_llc_section(plain, plain_run, plain_shows, arch, memory) if plain else []),
+        *(["## Cause", corpus.cause(finding.signature), ""] if corpus.cause(finding.signature) else []),
         "## Last good revision", _last_good(corpus, finding), "",
         "## Environment",
         f"- Code generator: {where}" + (f" (Triton {version}'s AMD code generator, `compile_amdgpu`)" if revision

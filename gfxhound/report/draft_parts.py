@@ -78,18 +78,19 @@ def bisection(newest_first: "list[dict]") -> str:
                 out.append(f"- {what} ({span}): **{r['verdict'].split('-')[0]} in every testable release** "
                            + (f"({r['testable'][0]} to {r['testable'][1]})" if r["testable"][0] != r["testable"][1]
                               else f"(only {r['testable'][0]} can test it)")
-                           + f"; {len(r['probes'])} probes, confidence {r['confidence']:.2f}.")
+                           + ".")
             else:
                 out.append(f"- {what} ({span}): {verb}: **{r['first_new']}** "
-                           f"(last {'good' if r.get('mode') == 'regression' else 'bad'}: {r['last_old']}); "
-                           f"{len(r['probes'])} probes, confidence {r['confidence']:.2f}"
+                           f"(last {'good' if r.get('mode') == 'regression' else 'bad'}: {r['last_old']})"
                            + (f"; untested between: {', '.join(r['untested_between'])}" if r.get("untested_between")
                               else "") + ".")
             if r.get("reduced_ir"):
                 out.append("  - " + reduced_ir_text(r["reduced_ir"]))
             for m in r.get("ends_moved", []):
                 out.append(f"  - The {'newer' if m['end'] == 'new' else 'older'} end moved from {m['from']} to "
-                           f"{m['to']}; what the releases that cannot test it did instead:")
+                           f"{m['to']}; what the releases before that said instead:" if m["end"] == "old" else
+                           f"  - The newer end moved from {m['from']} to {m['to']}; what the releases after that "
+                           "said instead:")
                 out += [f"    - {', '.join(releases)}: {what}" for what, releases in _by_detail(m["why"]).items()]
     return "\n".join(out)
 
@@ -100,7 +101,7 @@ def _by_detail(why) -> dict:
     grouped = {}
     for release, detail in (why.items() if isinstance(why, dict) else ((w, "") for w in why)):
         found = re.match(r"cannot test: a different failure \((\w+) in ([^:]*): (.*)\)$", detail or "", re.S)
-        what = f"{found.group(1)} in {found.group(2)}: `{found.group(3)[:300]}`" if found else (detail or "?")[:300]
+        what = f"`{found.group(3)[:300]}`" if found else (detail or "?")[:300]
         grouped.setdefault(what, []).append(release)
     return grouped
 
@@ -113,7 +114,7 @@ def environment(corpus, finding, extra: list) -> str:
         rows.append(f"- {ident}" + (f" ({detail.get('source')})" if detail.get("source") else "")
                     + (f", commit {detail['commit']}" if detail.get("commit") else "")
                     + (f", AMD code generator {codegen}" if codegen else ""))
-    rows.append(f"- Targets: {', '.join(finding.targets)}")
+    rows.append(f"- Targets the fuzzer saw it on: {', '.join(finding.targets)}")
     rows += [f"- {line}" for line in extra]
     return "\n".join(rows)
 
@@ -126,9 +127,8 @@ def related(corpus, finding) -> list:
     if finding.configuration != "default":
         knob = finding.configuration.removeprefix("forced: ")
         reduced = corpus.reduction(finding.signature, "spec").spec
-        if reduced and not (reduced.get("launch") or {}).get("env"):  # the reduction found the knob unneeded
-            lines.append(f"Configuration: first seen with an environment knob that forces a feature ({knob}); the "
-                         "reduced kernel fails without it")
+        if reduced and not (reduced.get("launch") or {}).get("env"):
+            pass  # the reduction found the knob unneeded: the reproducer runs in the default configuration
         else:
             lines.append(f"Configuration: only seen with an environment knob that forces a feature ({knob}); not "
                          "in a default configuration")

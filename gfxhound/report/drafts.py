@@ -20,12 +20,12 @@ from gfxhound.corpus_store.layout import REDUCED_LL, REPRO_FILE
 from gfxhound.atomic import write_atomic
 from gfxhound.protocol import ABSENT, PRESENT, outcome
 from gfxhound.report.draft_llvm import llvm_draft
+from gfxhound.report.draft_reach import REACH_TARGETS, formats, reach, reach_text, simpler
 from gfxhound.report.draft_parts import BANNER, LLVM, TRITON, Draft, bisection, environment, related, run_tool
 from gfxhound.report.draft_text import constants as _constants, headline, kernel_source as _kernel_source, \
     prune_unused, tail as _tail, triton_snippet
 from gfxhound.report.scrub import Scrubber
-from gfxhound.compat import warp_size
-from gfxhound.signature import MEMORY_MODEL_STAGE, summarise
+from gfxhound.signature import MEMORY_MODEL_STAGE, identity, summarise
 
 NO_UB = ("The kernel has no undefined behaviour: the generator never emits integer division by zero or "
          "`INT_MIN / -1`, shifts by the bit width or more, out-of-range float-to-int casts, unmasked out-of-bounds "
@@ -34,7 +34,7 @@ NO_UB = ("The kernel has no undefined behaviour: the generator never emits integ
          "integer ops); FMA contraction and reassociation are allowed by that bound.")
 NOT_REDUCED = ("**Not reduced:** the reproducer is the fuzzer's generated kernel as it was found; run "
                "`gfxhound reduce` on the finding before filing.")
-STAGE_NAMES = {"ttir": "Triton IR", "ttgir": "TritonGPU IR", "llir": "LLVM IR translation", "amdgcn":
+STAGE_NAMES = {"ttir": "Triton IR", "ttgir": "TritonGPU IR", "llir": "the lowering to LLVM", "amdgcn":
                "AMDGCN code generation", "hsaco": "linking", "llc-verify": "LLVM code generation (llc)",
                "run": "execution"}
 
@@ -154,13 +154,16 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                 break
         check = (f"`python snippet.py` with {env['GFXHOUND_CHECKED_WITH']} ended {ended}; normalised failure: "
                  f"{got['normalised'][:200] or 'none'}")
-        reach = _reach(code, arch, python, timeout, env, finding.normalised) if reproduced else {}
-        if len(reach.get("same", [])) > 1:  # every target it reaches; none named when it reaches all
-            arch = "/".join(reach["same"]) if set(reach["same"]) != set(REACH_TARGETS) else ""
+        if reproduced:
+            code = simpler(code, python, timeout, env, finding.normalised)
+        reached = reach(code, arch, python, timeout, env, finding.normalised) if reproduced else {}
+        if len(reached.get("same", [])) > 1:  # every target it reaches; none named when it reaches all
+            arch = "/".join(reached["same"]) if set(reached["same"]) != set(REACH_TARGETS) else ""
         stage = STAGE_NAMES.get(finding.stage, finding.stage)
-        title = f"[AMD]{f'[{arch}]' if arch else ''} " \
-                f"{'compile hang' if finding.verdict == 'timeout' else 'internal compiler error'} " \
-                f"in {stage}: {headline(finding.message or finding.normalised)}"
+        failed_pass = re.search(r"\bpass ([^,\]]+)", identity(out))  # the pass the pipeline failed in, if named
+        where = failed_pass.group(1) if failed_pass else \
+            f"{'compile hang' if finding.verdict == 'timeout' else 'internal compiler error'} in {stage}"
+        title = f"[AMD]{f'[{arch}]' if arch else ''} {where}: {headline(finding.message or finding.normalised)}"
         summary = (f"Compiling the kernel below for {f'`{arch}`' if arch else 'any AMD target'} fails with an "
                    f"internal compiler error in {stage}, not a diagnostic about the kernel.")
         command = "python snippet.py   # the reproducer above, saved as snippet.py"
@@ -168,89 +171,28 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                     f"\n\nActual:\n```\n{_tail(out)}\n```")
         lang, ub = "python", ""
         attachments["snippet.py"] = code
-        if reach:
-            expected += "\n\n" + _reach_text(reach, _formats(code, python, timeout, env, finding.normalised))
+        if reached:
+            expected += "\n\n" + reach_text(reached, formats(code, python, timeout, env, finding.normalised))
+            del attachments[REPRO_FILE]  # the snippet reproduces: the generated kernel's script is noise
     body = "\n".join([
         BANNER.format(sig=finding.signature), "",
         "## Summary", summary, "",
         "## Reproducer", f"```{lang}\n{code.rstrip()}\n```", "",
         "## Command", f"```sh\n{command}\n```",
-        f"Checked before this draft was written: {check}" + ("" if reproduced else
-                                                              " **(did not reproduce here: check by hand)**"), "",
+        f"<!-- checked before this draft was written: {check} -->" if reproduced else
+        f"**Did not reproduce when this draft was written ({check}): check by hand.**", "",
         "## Expected vs actual", expected, ub, *_reduced_ir(corpus, finding),
+        *(["## Cause", corpus.cause(finding.signature), ""] if corpus.cause(finding.signature) else []),
         "## Bisection", bisection(corpus.bisections(finding.signature)), "",
-        "## Environment", environment(corpus, finding, [f"Python {sys.version.split()[0]}, "
-                                                         f"{sys.platform}", *related(corpus, finding)]), "",
+        "## Environment", environment(corpus, finding, [
+            f"Python {sys.version.split()[0]}, {sys.platform}",
+            *(["No GPU needed: the reproducer only compiles (`triton.compile`)"] if lang == "python" and
+              finding.verdict in ("ice", "timeout") else []),
+            "Not yet checked on Triton's main branch", *related(corpus, finding)]), "",
         "## How this was found",
-        f"Found by a fuzzer (gfxhound: random valid Triton kernels, compiled for AMD targets and compared with a "
-        f"PyTorch reference); {finding.count} occurrence(s) across {len(examples)} kernel(s) since "
-        f"{finding.first_seen[:10]}. {_how_reduced(reduced)} Signature `{finding.signature}`."])
+        f"Found by gfxhound, a fuzzer of Triton's AMD backend. {_how_reduced(reduced)} "
+        f"Signature `{finding.signature}`."])
     return Draft(TRITON, title, body, reproduced, check, attachments)
-
-
-REACH_TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201", "gfx1250")
-
-
-def _reach(code, arch, python, timeout, env, normalised) -> dict:
-    """The reproducer compiled for each AMD target: {"same": [...], "compiles": [...], "other": {target: line}}.
-    Measured, so the draft names every target the bug reaches, not only the one the fuzzer happened to use."""
-    out = {"same": [], "compiles": [], "other": {}}
-    for target in REACH_TARGETS:
-        text = code.replace(f"GPUTarget(\"hip\", {arch!r}, {warp_size(arch)})",
-                            f"GPUTarget(\"hip\", {target!r}, {warp_size(target)})")
-        with tempfile.TemporaryDirectory(prefix="gfxhound-reach-") as tmp:
-            (Path(tmp) / "snippet.py").write_text(text)
-            rc, output, ended = run_tool([python, "snippet.py"], tmp, timeout, env)
-        got = summarise(output, ended) if ended != "exit:0" else None
-        if got is None:
-            out["compiles"].append(target)
-        elif got["normalised"] == normalised:
-            out["same"].append(target)
-        else:
-            out["other"][target] = got["message"].splitlines()[0][:200] if got["message"] else ended
-    return out
-
-
-FP8 = ("tl.float8e5", "tl.float8e4nv", "tl.float8e5b16", "tl.float8e4b8", "tl.float8e4b15")
-
-
-def _formats(code, python, timeout, env, normalised) -> dict:
-    """The reproducer with each other fp8 format in place of the one it uses (when it uses one): the formats the
-    same failure reaches, those that compile, and what the others do (a sibling failure is named, not hidden)."""
-    used = [f for f in FP8 if re.search(re.escape(f) + r"\b", code)]
-    if len(used) != 1:
-        return {}
-    out = {"used": used[0], "same": [], "compiles": [], "other": {}}
-    for other in FP8:
-        if other == used[0]:
-            continue
-        text = re.sub(re.escape(used[0]) + r"\b", other, code)
-        with tempfile.TemporaryDirectory(prefix="gfxhound-reach-") as tmp:
-            (Path(tmp) / "snippet.py").write_text(text)
-            rc, output, ended = run_tool([python, "snippet.py"], tmp, timeout, env)
-        got = summarise(output, ended) if ended != "exit:0" else None
-        if got is None:
-            out["compiles"].append(other)
-        elif got["normalised"] == normalised:
-            out["same"].append(other)
-        else:
-            out["other"][other] = headline(got["message"] or ended, 160).rstrip(".")
-    return out
-
-
-def _reach_text(reach, formats=None) -> str:
-    lines = [f"Fails the same way for: {', '.join(reach['same'])}."]
-    if reach["compiles"]:
-        lines.append(f"Compiles for: {', '.join(reach['compiles'])}.")
-    lines += [f"For {t}: `{line}`." for t, line in reach["other"].items()]
-    if formats:
-        lines.append(f"\n\nWith another fp8 format in place of `{formats['used']}`:")
-        if formats["same"]:
-            lines.append(f"the same failure with {', '.join(f'`{f}`' for f in formats['same'])};")
-        lines += [f"with `{f}`: {line};" for f, line in formats["other"].items()]
-        if formats["compiles"]:
-            lines.append(f"it compiles with {', '.join(f'`{f}`' for f in formats['compiles'])}.")
-    return " ".join(lines).replace(" \n\n", "\n\n").rstrip(";") + ("" if lines[-1].endswith(".") else ".")
 
 
 def _reduced_ir(corpus, finding) -> list:

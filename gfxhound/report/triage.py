@@ -227,8 +227,7 @@ class Triage:
                          f"this bug was seen on {', '.join(issue.regressed(finding))}, which is at or after the fix.")
         search = self.search_for(finding)
         if search:
-            lines.append(f"Searched {', '.join(search.trackers)} on {search.checked} ({search.count()}, kept in "
-                         "gfxhound's triage record): no matching report found.")
+            lines.append(f"Searched {' and '.join(search.trackers)} on {search.checked}: no matching report found.")
             lines += [f"Related but not the same bug: {r['ref']}: {r['why']}" for r in search.related]
         return lines
 

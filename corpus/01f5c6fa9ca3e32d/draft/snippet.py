@@ -16,6 +16,5 @@ src = ASTSource(
     kernel,
     signature={'out_0': '*fp32', 'sa_0': 'fp32'},
     constexprs={},
-    attrs={(0,): [['tt.divisibility', 16], ['tt.pointer_range', 32]]},
 )
-triton.compile(src, target=GPUTarget("hip", 'gfx90a', 64), options={'num_warps': 4, 'num_stages': 2})
+triton.compile(src, target=GPUTarget("hip", 'gfx90a', 64))
