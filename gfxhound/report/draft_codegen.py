@@ -18,7 +18,7 @@ from pathlib import Path
 from gfxhound.corpus_store.layout import REDUCED_LL
 from gfxhound.reduce.codegen import CodegenError, llc_codegen, triton_codegen
 from gfxhound.reduce.through import keeps, what_it_shows
-from gfxhound.report.draft_parts import BANNER, LLVM, Draft, related
+from gfxhound.report.draft_parts import BANNER, LLVM, NOT_BISECTED, Draft, related
 from gfxhound.report.draft_text import headline, kernel_body, tail
 
 TABLE_TITLES = {"gfx942": "Memory Model GFX942", "gfx90a": "Memory Model GFX90A"}
@@ -198,4 +198,4 @@ def _last_good(corpus, finding) -> str:
                      f"{span['bad']['llvm']} (Triton {span['bad']['version']}): {span['compare']}. Not bisected "
                      "within LLVM.")
         return text
-    return "Not bisected yet."
+    return NOT_BISECTED

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from gfxhound.report.draft_text import headline
 
 TRITON, LLVM = "triton-lang/triton", "llvm/llvm-project"
+NOT_BISECTED = ("**Not bisected:** run `gfxhound bisect ID --triton OLD..NEW` (and `--llc` for an llc crash) before "
+                "filing; a maintainer asks since when first.")
 BANNER = ("<!-- Draft for a person to review: not filed, and not yet verified on upstream's main branch. Written "
           "by gfxhound, an automated fuzzer, from finding {sig}; check it reproduces on a current build and edit "
           "freely before filing. (An HTML comment: it does not show once filed.) -->")
@@ -56,7 +58,7 @@ def bisection(newest_first: "list[dict]") -> str:
             kinds.add(record.get("kind"))
             records.append(record)
     if not records:
-        return "Not bisected yet."
+        return NOT_BISECTED
     out = []
     for r in records:
         verb = "first release with the bug" if r.get("mode") == "regression" else "first release without the bug"
