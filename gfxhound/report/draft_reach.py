@@ -27,13 +27,26 @@ def _outcome(text, python, timeout, env):
 def simpler(code, python, timeout, env, normalised) -> str:
     """The snippet without its argument specialisation (`attrs=`) and launch options, each dropped only when the
     same failure stays."""
-    for pattern in (r"\n    attrs=\{[^\n]*\},", r", options=\{[^\n]*\}\)$"):
-        candidate = re.sub(pattern, "" if "attrs" in pattern else ")", code, count=1, flags=re.M)
-        if candidate != code:
-            got = _outcome(candidate, python, timeout, env)
-            if got and got["normalised"] == normalised:
-                code = candidate
-    return code
+    def keep(candidate):
+        got = _outcome(candidate, python, timeout, env) if candidate != code else None
+        return bool(got and got["normalised"] == normalised)
+
+    candidate = re.sub(r"\n    attrs=\{.*?\},\n(?=\))", "\n", code, count=1, flags=re.S)  # printed over lines
+    if keep(candidate):
+        code = candidate
+    options = re.search(r", options=(\{.*?\})\)\s*$", code, re.S)
+    if options:
+        import ast
+        kept = ast.literal_eval(options.group(1))
+        for name in list(kept):  # each option alone: the ones the failure needs stay
+            trial = {k: v for k, v in kept.items() if k != name}
+            candidate = code[:options.start()] + (f", options={trial!r})" if trial else ")") + code[options.end():]
+            if keep(candidate):
+                code, kept = candidate, trial
+                options = re.search(r", options=(\{.*?\})\)\s*$", code, re.S)
+                if not options:
+                    break
+    return code.rstrip("\n") + "\n"
 
 
 REACH_TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201", "gfx1250")

@@ -35,6 +35,9 @@ def headline(message: str, limit: int = 100) -> str:
         if len(condition) > room:  # cut the condition, never the file that names where
             condition = condition[:max(10, room - 4)].rsplit(" ", 1)[0] + " ..."
         return f"assertion `{condition}`{place}"
+    if re.search(r"Failures have been detected while processing an MLIR pass pipeline(?: \[pass [^\]]+\])?\s*$",
+                 message) and " | " in message and "error:" not in message.split(" | ")[0]:
+        return "fails without a diagnostic of its own"  # the pass failed and said nothing (the pass is the title's)
     error = re.search(r"LLVM ERROR: ([^|\n]+)", message)
     # LLVM's own words, prefix included: LLVM titles quote the message (docs/upstream-style.md)
     text = f"LLVM ERROR: {error.group(1).strip()}" if error else message.split(" | ")[-1]

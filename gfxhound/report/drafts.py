@@ -8,6 +8,7 @@ toolchain the finding names, and nothing of this machine survives (gfxhound/repo
 from __future__ import annotations
 
 import json
+import ast
 import os
 import re
 import shlex
@@ -163,7 +164,12 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         failed_pass = re.search(r"\bpass ([^,\]]+)", identity(out))  # the pass the pipeline failed in, if named
         where = failed_pass.group(1) if failed_pass else \
             f"{'compile hang' if finding.verdict == 'timeout' else 'internal compiler error'} in {stage}"
-        title = f"[AMD]{f'[{arch}]' if arch else ''} {where}: {headline(finding.message or finding.normalised)}"
+        said = headline(finding.message or finding.normalised)
+        needed = re.search(r", options=(\{.*?\})\)\s*$", code, re.S)  # the options simpler() found it needs
+        trigger = (" with " + ", ".join(f"{k}={v}" for k, v in ast.literal_eval(needed.group(1)).items())
+                   if needed else "")
+        title = f"[AMD]{f'[{arch}]' if arch else ''} {where}" + \
+            (f" {said}{trigger}" if said.startswith("fails ") else f": {said}{trigger}")
         summary = (f"Compiling the kernel below for {f'`{arch}`' if arch else 'any AMD target'} fails with an "
                    f"internal compiler error in {stage}, not a diagnostic about the kernel.")
         command = "python snippet.py   # the reproducer above, saved as snippet.py"
