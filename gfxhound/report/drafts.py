@@ -108,6 +108,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
     consts = _constants(repro_text)
     arch = consts.get("ARCH") or finding.targets[0]
     minimal = corpus.minimal(finding.signature)
+    by_hand = False  # the reproducer is a person's hand-minimised script (corpus/<id>/minimal.py)
     attachments = {REPRO_FILE: repro_text}
     if finding.verdict in ("miscompile", "runtime_fault", "nondeterministic"):
         code = minimal.read_text() if minimal.exists() else reduced.kernel.read_text() \
@@ -144,8 +145,11 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
     else:
         kernel = reduced.kernel.read_text() if reduced.kernel.exists() \
             else _kernel_source(repro_text)
-        for candidate in dict.fromkeys([prune_unused(kernel), kernel]):  # the pruned kernel, if it still fails
-            code = triton_snippet(candidate, consts)
+        minimal = corpus.minimal(finding.signature)
+        # a person's hand-minimised script first; else the pruned reduced kernel, if it still fails, else the kernel
+        snippets = ([minimal.read_text()] if minimal.exists() else []) + [
+            triton_snippet(candidate, consts) for candidate in dict.fromkeys([prune_unused(kernel), kernel])]
+        for code in snippets:
             with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
                 (Path(tmp) / "snippet.py").write_text(code)
                 rc, out, ended = run_tool([python, "snippet.py"], tmp, timeout, env)
@@ -153,6 +157,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             reproduced = bool(rc != 0 and got["normalised"] and got["normalised"] == finding.normalised)
             if reproduced:
                 break
+        by_hand = reproduced and minimal.exists() and code is snippets[0]
         check = (f"`python snippet.py` with {env['GFXHOUND_CHECKED_WITH']} ended {ended}; normalised failure: "
                  f"{got['normalised'][:200] or 'none'}")
         if reproduced:
@@ -197,6 +202,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             "Not yet checked on Triton's main branch", *related(corpus, finding)]), "",
         "## How this was found",
         f"Found by gfxhound, a fuzzer of Triton's AMD backend. {_how_reduced(reduced)} "
+        + ("The reproducer above was then minimised by hand. " if by_hand else "") +
         f"Signature `{finding.signature}`."])
     return Draft(TRITON, title, body, reproduced, check, attachments)
 

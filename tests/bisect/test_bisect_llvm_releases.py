@@ -122,8 +122,8 @@ def test_an_llc_that_does_not_know_the_processor_cannot_test(tmp_path, gfxhound_
     assert saved["verdict"] == "present-throughout" and _moved(saved) == [("old", "19", "22")]
     assert "not a recognized processor" in saved["ends_moved"][0]["why"][saved["ends_moved"][0]["from"]]
     from gfxhound.corpus_store import Corpus
-    from gfxhound.report.drafts import _bisection  # the issue draft's Bisection section says the same
-    section = _bisection(Corpus(corpus).bisections("28f1b1b801f666bf"))
+    from gfxhound.report.draft_parts import bisection  # the issue draft's Bisection section says the same
+    section = bisection(Corpus(corpus).bisections("28f1b1b801f666bf"))
     assert "**present in every testable release** (only 22." in section and "older end moved from 19." in section
     proc = subprocess.run([gfxhound_bin, "bisect", "28f1b1b8", "--llc", "14..19", "--corpus", str(corpus),
                            "--cache", str(tmp_path / "c")], capture_output=True, text=True, timeout=300)

@@ -1,4 +1,4 @@
-# Compiles for gfx950 as the Triton runtime would; no GPU needed.
+# Compiles for gfx950 as the Triton runtime would; no GPU needed. Hand-minimised from the fuzzer's reduced kernel.
 import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
@@ -6,56 +6,19 @@ from triton.compiler import ASTSource
 
 
 @triton.jit
-def kernel(in_0, s_in_0_0, s_in_0_1, in_1, s_in_1_0, s_in_1_1, in_2, s_in_2_0, s_in_2_1, in_3, s_in_3_0, s_in_3_1, out_0, s_out_0_0, s_out_0_1, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    pid_m = tl.program_id(0)
-    offs_N = tl.arange(0, BLOCK_N)
-    offs_M = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    v_1 = tl.full([BLOCK_M, BLOCK_N], 0.0, tl.float32)
-    c_3 = v_1
-    for k_2 in range(0, tl.cdiv(K, BLOCK_K)):
-        offs_K_k_2 = k_2 * BLOCK_K + tl.arange(0, BLOCK_K)
-        offs_S_k_2 = k_2 * (BLOCK_K // 32) + tl.arange(0, (BLOCK_K // 32))
-        v_5 = tl.load(in_2 + (offs_N[:, None] * s_in_2_0 + offs_S_k_2[None, :] * s_in_2_1), mask=(offs_N < N)[:, None] & (offs_S_k_2 < (K // 32))[None, :], other=0)
-        v_6 = tl.load(in_3 + (offs_M[:, None] * s_in_3_0 + offs_S_k_2[None, :] * s_in_3_1), mask=(offs_M < M)[:, None] & (offs_S_k_2 < (K // 32))[None, :], other=0)
-        v_7 = tl.load(in_0 + (offs_M[:, None] * s_in_0_0 + offs_K_k_2[None, :] * s_in_0_1), mask=(offs_M < M)[:, None] & (offs_K_k_2 < K)[None, :], other=0.0)
-        v_8 = tl.load(in_1 + (offs_K_k_2[:, None] * s_in_1_0 + offs_N[None, :] * s_in_1_1), mask=(offs_K_k_2 < K)[:, None] & (offs_N < N)[None, :], other=0.0)
-        v_9 = tl.dot_scaled(v_7, v_6, "fp16", v_8, v_5, "e5m2", c_3)
-        c_3 = v_9
-    tl.store(out_0 + (offs_M[:, None] * s_out_0_0 + offs_N[None, :] * s_out_0_1), c_3, mask=(offs_M < M)[:, None] & (offs_N < N)[None, :], cache_modifier=".wb")
+def kernel(a_ptr, b_ptr, bs_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    offs_m, offs_n, offs_k = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + offs_m[:, None] * K + offs_k[None, :])  # [M, K] fp16, unscaled
+    b = tl.load(b_ptr + offs_k[:, None] * N + offs_n[None, :])  # [K, N] e5m2
+    b_scale = tl.load(bs_ptr + offs_n[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])  # [N, K // 32] e8m0
+    c = tl.dot_scaled(a, None, "fp16", b, b_scale, "e5m2")
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], c)
 
 
 src = ASTSource(
     kernel,
-    signature={'in_0': '*fp16',
-     's_in_0_0': 'i32',
-     's_in_0_1': 'constexpr',
-     'in_1': '*fp8e5',
-     's_in_1_0': 'i32',
-     's_in_1_1': 'constexpr',
-     'in_2': '*u8',
-     's_in_2_0': 'constexpr',
-     's_in_2_1': 'constexpr',
-     'in_3': '*u8',
-     's_in_3_0': 'constexpr',
-     's_in_3_1': 'constexpr',
-     'out_0': '*fp32',
-     's_out_0_0': 'i32',
-     's_out_0_1': 'constexpr',
-     'M': 'i32',
-     'N': 'i32',
-     'K': 'i32',
-     'BLOCK_M': 'constexpr',
-     'BLOCK_N': 'constexpr',
-     'BLOCK_K': 'constexpr'},
-    constexprs={'s_in_0_1': 1,
-     's_in_1_1': 1,
-     's_in_2_0': 1,
-     's_in_2_1': 1,
-     's_in_3_0': 1,
-     's_in_3_1': 1,
-     's_out_0_1': 1,
-     'BLOCK_M': 16,
-     'BLOCK_N': 16,
-     'BLOCK_K': 32},
+    signature={"a_ptr": "*fp16", "b_ptr": "*fp8e5", "bs_ptr": "*u8", "c_ptr": "*fp32", "M": "constexpr",
+               "N": "constexpr", "K": "constexpr"},
+    constexprs={"M": 16, "N": 16, "K": 32},  # N=32 compiles
 )
-triton.compile(src, target=GPUTarget("hip", 'gfx950', 64), options={'matrix_instr_nonkdim': 32})
+triton.compile(src, target=GPUTarget("hip", 'gfx950', 64), options={'matrix_instr_nonkdim': 32})  # 16 compiles
