@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gfxhound.corpus_store.layout import REDUCED_LL
 from gfxhound.reduce.codegen import CodegenError, bundled_llvm, triton_codegen
-from gfxhound.reduce.through import keeps, what_it_shows
+from gfxhound.reduce.through import shows, what_it_shows
 
 COMPARE = "https://github.com/llvm/llvm-project/compare/{old}...{new}"
 
@@ -46,8 +46,7 @@ def survey(reduction, versions: list, python_of, timeout: float = 120, log=None)
                 rows.append(dict(row, present=None, shows=str(exc)[:200]))
                 continue
             compiled = release.run(ll, timeout)
-            present = keeps(dict(prop, codegen=release.to_json()), compiled, text) \
-                if compiled.status in ("ok", "failed") else None
+            present = shows(prop, release, compiled, text)
             rows.append(dict(row, codegen=release.name, llvm=revision_of(release, python), present=present,
                              shows=what_it_shows(prop, compiled, text)))
             if log:

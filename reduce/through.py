@@ -83,6 +83,14 @@ def keeps(prop: dict, compiled: Compiled, candidate_text: str) -> bool:
         prop["verdict"], prop["stage"], prop["normalised"])
 
 
+def shows(prop: dict, codegen: Codegen, compiled: Compiled, text: str) -> "bool | None":
+    """Whether a run of `text` by `codegen` (not necessarily the property's own) shows the property; None when
+    that run could not test it (unparsable IR, unknown processor, timeout)."""
+    if compiled.status not in ("ok", "failed"):
+        return None
+    return keeps(dict(prop, codegen=codegen.to_json()), compiled, text)
+
+
 def judge(prop: dict, candidate: str, server: str | None = None) -> bool:
     """The interestingness test: compile the candidate (through the warm server when there is one)."""
     from .warm import run

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from gfxhound.corpus_store.layout import REDUCED_LL
 from gfxhound.reduce.codegen import CodegenError, llc_codegen, triton_codegen
-from gfxhound.reduce.through import keeps, what_it_shows
-from gfxhound.report.draft_parts import BANNER, LLVM, NOT_BISECTED, Draft, related
+from gfxhound.reduce.through import shows, what_it_shows
+from gfxhound.report.draft_parts import BANNER, LLVM, NOT_BISECTED, Draft, reduced_ir_text, related
 from gfxhound.report.draft_text import headline, kernel_body, tail
 
 TABLE_TITLES = {"gfx942": "Memory Model GFX942", "gfx90a": "Memory Model GFX90A"}
@@ -34,9 +34,7 @@ class _Trial:
         path = self.folder / name
         path.write_text(text)
         compiled = codegen.run(path, self.timeout)
-        shows = keeps(dict(self.prop, codegen=codegen.to_json()), compiled, text) \
-            if compiled.status in ("ok", "failed") else None
-        return compiled, shows
+        return compiled, shows(self.prop, codegen, compiled, text)
 
 
 def function_lines(text: str) -> list:
@@ -57,9 +55,9 @@ def function_lines(text: str) -> list:
     return out
 
 
-def needed(text: str, shows) -> list:
+def needed(text: str, present) -> list:
     """(line, whether the fault is gone without it) for each removable line of the function."""
-    return [(line, shows(text.replace(line + "\n", "", 1)) is False) for line in function_lines(text)]
+    return [(line, present(text.replace(line + "\n", "", 1)) is False) for line in function_lines(text)]
 
 
 def _with_triple(text: str, triple: str) -> str:
@@ -92,7 +90,7 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
                 also.append(target)
         plain = llc_codegen(llc, ["-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-O3"]) if llc else None
         plain_run, plain_shows = trial.run(plain, ll, "llc.ll") if plain else (None, None)
-    shows = what_it_shows(prop, compiled, ll)
+    shown = what_it_shows(prop, compiled, ll)
     parts = (_memory_parts if memory else _crash_parts)(finding, compiled, arch, ll)
     targets = "/".join([arch, *also])
     version, revision = recorded.get("version", "?"), (recorded.get("revision") or "").split("-")[0]
@@ -110,7 +108,7 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
         f"With `llc` built at {revision or 'that revision'}: `{llc_line}`. That revision is the AMD code generator "
         f"Triton {version} ships; the output below was made with it, through the call Triton makes:",
         f"```sh\npip install triton=={version}\n{call}\n```",
-        f"<!-- checked before this draft was written, with {codegen.name}: {shows} -->", "",
+        f"<!-- checked before this draft was written, with {codegen.name}: {shown} -->", "",
         "## Output", f"```{parts['lang']}\n{parts['output']}\n```", "",
         "## Expected", parts["expected"], "",
         *(_llc_section(plain, plain_run, plain_shows, arch, memory) if plain else []),
@@ -129,7 +127,7 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
         + f"; its LLVM IR was reduced with `llvm-reduce` ({info.get('lines_before')} -> {info.get('lines_after')} "
         "lines) with this code generator. Not yet checked on llvm-project main."]
     title = f"[AMDGPU] {targets}: {parts['title']}"
-    return Draft(LLVM, title, "\n".join(body), bool(reproduced), f"with {codegen.name}: {shows}", {REDUCED_LL: ll})
+    return Draft(LLVM, title, "\n".join(body), bool(reproduced), f"with {codegen.name}: {shown}", {REDUCED_LL: ll})
 
 
 def _needs_text(lines: list) -> str:
@@ -173,8 +171,8 @@ def _crash_parts(finding, compiled, arch, ll) -> dict:
             "lang": "", "output": tail(compiled.text, 30), "expected": "The IR compiles."}
 
 
-def _llc_section(plain, run, shows, arch, memory) -> list:
-    verdict = {True: "shows the same fault", False: "does not show it"}.get(shows, "cannot test it")
+def _llc_section(plain, run, present, arch, memory) -> list:
+    verdict = {True: "shows the same fault", False: "does not show it"}.get(present, "cannot test it")
     lines = ["## With an LLVM release",
              f"`llc -mtriple=amdgcn-amd-amdhsa -mcpu={arch} -O3 {REDUCED_LL} -o -` with {plain.name} {verdict}."]
     if memory and run.status == "ok":
@@ -184,18 +182,5 @@ def _llc_section(plain, run, shows, arch, memory) -> list:
 
 def _last_good(corpus, finding) -> str:
     """The LLVM range from the release bisection's survey of the reduced IR (bisect/codegens.py)."""
-    for record in corpus.bisections(finding.signature):
-        found = record.get("reduced_ir")
-        if not found:
-            continue
-        rows = ", ".join(f"{r['version']} ({(r.get('llvm') or '?')[:8]}): "
-                         + {True: "fault", False: "correct"}.get(r.get("present"), "cannot test")
-                         for r in found["rows"])
-        span = found.get("range")
-        text = f"The test case through the code generator of each Triton release: {rows}."
-        if span:
-            text += (f" The change is between LLVM {span['good']['llvm']} (Triton {span['good']['version']}) and "
-                     f"{span['bad']['llvm']} (Triton {span['bad']['version']}): {span['compare']}. Not bisected "
-                     "within LLVM.")
-        return text
-    return NOT_BISECTED
+    found = next((r["reduced_ir"] for r in corpus.bisections(finding.signature) if r.get("reduced_ir")), None)
+    return reduced_ir_text(found) + ". Not bisected within LLVM." if found else NOT_BISECTED

@@ -22,3 +22,9 @@ def test_a_step_the_property_does_not_survive_is_not_taken():
     text, done = polish(IR, keeps)
     assert done == ["datalayout removed"] and "datalayout" not in text and "null" in text
     assert len(seen) == 2  # the third step changes nothing here (its atomics still take null pointers)
+
+
+def test_a_define_line_the_rewrites_cannot_read_is_left_as_it_was():
+    broken = "define amdgpu_kernel void @kernel(ptr addrspace(1 {\n  %1 = atomicrmw or ptr addrspace(1) null, i32 0 acquire\n}\n"
+    text, done = polish(broken, lambda text: True)
+    assert text == broken and done == []
