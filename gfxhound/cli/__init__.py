@@ -10,6 +10,7 @@ from .common import Parser, UserError
 
 def build_parser():
     from .bisect import add_bisect
+    from .casts import add_casts
     from .corpus import add_corpus
     from .fuzz import add_fuzz
     from .reduce import add_reduce
@@ -18,6 +19,7 @@ def build_parser():
     parser = Parser(prog="gfxhound", description=__doc__)  # its subcommands' parsers are Parsers too
     sub = parser.add_subparsers(dest="command", required=True)
     add_fuzz(sub)
+    add_casts(sub)
     add_corpus(sub)
     add_reduce(sub)
     add_bisect(sub)

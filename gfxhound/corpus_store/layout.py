@@ -12,6 +12,8 @@ nobody remembered; here a change is one edit, and `tests/` checks that no other 
     <root>/<signature>/bisect.json, bisect.<n>.json     the newest bisection, and the ones it superseded
     <root>/<signature>/verify.json, minimal.py, draft/  verification history, a hand-made repro, the issue draft
     <root>/<signature>/cause.md                      a person's analysis of the cause, for the draft
+    <root>/<signature>/table.json                    a conversion-table finding: its wrong codes, every target;
+                                                     its examples hold probe.json run.json repro.py (no spec)
     <root>/<signature>/aliases/<old id>/                what a folded finding held besides its examples
 """
 from __future__ import annotations
@@ -32,12 +34,14 @@ BISECT_FILE = "bisect.json"
 VERIFY_FILE = "verify.json"
 MINIMAL_FILE = "minimal.py"  # a repro a person minimised by hand: preferred over every generated one
 CAUSE_FILE = "cause.md"  # a person's reading of the cause (source lines, a fix), which a draft quotes as theirs
+TABLE_FILE = "table.json"  # a conversion-table finding: every probe that stored a wrong code, on every target
 DRAFT_DIR = "draft"
 LOCK_FILE = ".lock"
 
 # one example: what a campaign keeps of one kernel
 SPEC_FILE, CAPS_FILE, RUN_FILE, REPRO_FILE, OUTPUT_FILE, IR_DIR = (
     "spec.json", "caps.json", "run.json", "repro.py", "output.txt", "ir")
+PROBE_FILE = "probe.json"  # a conversion-table example holds its probe instead of a spec (oracle/cast_table.py)
 # one reduction
 REDUCE_RECORD, REDUCE_LOG, KERNEL_FILE, REDUCED_LL, COMMAND_FILE = (
     "reduce.json", "reduce.log", "kernel.py", "reduced.ll", "command.txt")

@@ -20,6 +20,8 @@ from pathlib import Path
 from gfxhound.corpus_store.layout import REDUCED_LL, REPRO_FILE
 from gfxhound.atomic import write_atomic
 from gfxhound.protocol import ABSENT, PRESENT, outcome
+from gfxhound.oracle.cast_table import STAGE as CAST_STAGE
+from gfxhound.report.draft_casts import cast_draft
 from gfxhound.report.draft_llvm import llvm_draft
 from gfxhound.report.draft_reach import REACH_TARGETS, formats, reach, reach_text, simpler
 from gfxhound.report.draft_parts import BANNER, LLVM, TRITON, Draft, bisection, environment, related, run_tool
@@ -65,12 +67,17 @@ def build(corpus, finding, upstream: str | None = None, python: str = sys.execut
     scrub = Scrubber({corpus.root: "corpus"})
     if upstream == TRITON:
         env = dict(env or {}, GFXHOUND_CHECKED_WITH=_triton_version(python))
-    draft = llvm_draft(corpus, finding, python, timeout, llc) if upstream == LLVM else \
-        _triton(corpus, finding, python, timeout, env or {})
+    if finding.stage == CAST_STAGE:  # a conversion-table finding: its own shape (report/draft_casts.py)
+        upstream = TRITON
+        draft = cast_draft(corpus, finding, python, timeout, env)
+    else:
+        draft = llvm_draft(corpus, finding, python, timeout, llc) if upstream == LLVM else \
+            _triton(corpus, finding, python, timeout, env or {})
     if upstream == TRITON and newest and os.path.abspath(newest) != os.path.abspath(python):  # a venv is its path
         # is it still a bug? the same check with the newest Triton this machine has
         version = _triton_version(newest)
-        latest = _triton(corpus, finding, newest, timeout, dict(env, GFXHOUND_CHECKED_WITH=version))
+        again = cast_draft if finding.stage == CAST_STAGE else _triton
+        latest = again(corpus, finding, newest, timeout, dict(env, GFXHOUND_CHECKED_WITH=version))
         draft.newest = {"python": newest, "toolchain": version, "reproduced": latest.reproduced}
         if latest.reproduced:
             draft.body = draft.body.replace("\n## Expected vs actual", f"Also fails the same way with "
