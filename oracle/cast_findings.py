@@ -79,7 +79,7 @@ def main():
         err.seek(0)
         text = (failure or "") + "\\n" + err.read().decode(errors="replace")
     if failure is not None:
-        refused = re.search(rf"[^\\n]*(?:{{DIAGNOSTIC}})[^\\n]*", text)
+        refused = re.search(rf"(?:{{DIAGNOSTIC}})[^\\n]*", text)
         if refused:
             print(f"absent: this Triton refuses the conversion: {{refused[0].strip()}}")
             return 0

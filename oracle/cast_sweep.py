@@ -89,7 +89,7 @@ def _judge(probe, arch, row) -> Result:
     if "error" in row:
         text = row["error"]
         if re.search(DIAGNOSTIC, text):
-            return Result(probe, arch, "unsupported", None, want, re.search(rf"[^\n]*(?:{DIAGNOSTIC})[^\n]*", text)[0])
+            return Result(probe, arch, "unsupported", None, want, re.search(rf"(?:{DIAGNOSTIC})[^\n]*", text)[0])
         return Result(probe, arch, "crash", None, want, text)
     if row.get("code") is None:
         return Result(probe, arch, "unfolded", None, want)

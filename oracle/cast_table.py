@@ -59,7 +59,7 @@ def bits_of(dtype: str, value: float) -> int:
     return int(t.view(INT_OF[WIDTH[dtype]][0]).item()) & ((1 << WIDTH[dtype]) - 1)
 
 
-def _exact_in(dtype: str, value: float) -> bool:
+def exact_in(dtype: str, value: float) -> bool:
     if dtype in BY_DTYPE:
         return value in BY_DTYPE[dtype].table()
     return float(torch.tensor([value], dtype=torch.float64).to(TORCH[dtype]).double().item()) == value
@@ -98,7 +98,7 @@ def _constant_values(dtype: str) -> list:
     values = {m * 2.0 ** e for e in range(low, high + 1) for m in (1.0, 1.5, 1.75)}
     values |= {0.1, 0.3, 1e-3, 1e-5, 3e-7, 1e-20, 12345.678}
     values = {float(torch.tensor([v]).to(TORCH[dtype]).double().item()) for v in values}
-    return sorted(v for v in values if v != 0 and math.isfinite(v) and _exact_in(dtype, v))
+    return sorted(v for v in values if v != 0 and math.isfinite(v) and exact_in(dtype, v))
 
 
 def probes(sources=SOURCES, fp8=FP8, roundings=ROUNDINGS, constants=True, limit: "int | None" = None) -> list:
@@ -121,7 +121,7 @@ def probes(sources=SOURCES, fp8=FP8, roundings=ROUNDINGS, constants=True, limit:
     for dst in fp8:
         values = _grid_values(dst)
         for src in sources:
-            exact = [v for v in values if _exact_in(src, v)]
+            exact = [v for v in values if exact_in(src, v)]
             for rounding in roundings:
                 for v in spread(exact):
                     for s in (v, -v):
@@ -129,18 +129,36 @@ def probes(sources=SOURCES, fp8=FP8, roundings=ROUNDINGS, constants=True, limit:
     return out
 
 
+def literal(dtype: str, value: float) -> str:
+    """The shortest decimal that rounds (to nearest) to `value` in `dtype`: what a person would type."""
+    if value == 0 or not math.isfinite(value):
+        return repr(value)
+    for digits in range(1, 18):
+        text = f"{value:.{digits}g}"
+        v = float(text)
+        same = (float(round_to_format(BY_DTYPE[dtype], torch.tensor([v], dtype=torch.float64))[0]) == value
+                if dtype in BY_DTYPE else
+                float(torch.tensor([v], dtype=torch.float64).to(TORCH[dtype]).double().item()) == value)
+        if same:
+            return text if ("e" in text or "." in text) else text + ".0"
+    return repr(value)
+
+
 def kernel_source(probe: Probe, name: str = "probe") -> str:
-    """The probe as a @triton.jit function, written as a person would write it."""
+    """The probe as a @triton.jit function, written as a person would write it. A bf16 source is built from its
+    bits: a Python float becomes a bf16 constant through a path that rounds it first (the bf16-constant finding)."""
     if probe.kind == "constant":
-        value = f"tl.full([64], {probe.value!r}, {TL[probe.dst]})"
+        body = f"    y = tl.full([64], {literal(probe.dst, probe.value)}, {TL[probe.dst]})\n"
     else:
-        width = WIDTH[probe.src]
-        signed = probe.bits - (1 << width) if probe.bits >> (width - 1) else probe.bits
-        value = (f"tl.full([64], {signed}, {INT_OF[width][1]}).to({TL[probe.src]}, bitcast=True)  # {probe.value!r}\n"
-                 f"    y = x.to({TL[probe.dst]}, fp_downcast_rounding=\"{probe.rounding}\")")
-    first = "x" if probe.kind == "cast" else "y"
-    return (f"@triton.jit\ndef {name}(y_ptr):\n    {first} = {value}\n"
-            f"    tl.store(y_ptr + tl.arange(0, 64), y)\n")
+        if probe.src == "bf16":
+            width = WIDTH[probe.src]
+            signed = probe.bits - (1 << width) if probe.bits >> (width - 1) else probe.bits
+            source = f"tl.full([64], {signed}, {INT_OF[width][1]}).to({TL[probe.src]}, bitcast=True)  # {probe.value!r}"
+        else:  # fp16 and fp32 constants are exact
+            source = f"tl.full([64], {probe.value!r}, {TL[probe.src]})"
+        body = (f"    x = {source}\n"
+                f"    y = x.to({TL[probe.dst]}, fp_downcast_rounding=\"{probe.rounding}\")\n")
+    return f"@triton.jit\ndef {name}(y_ptr):\n{body}    tl.store(y_ptr + tl.arange(0, 64), y)\n"
 
 
 def pointer_type(probe: Probe) -> str:

@@ -18,8 +18,7 @@ from pathlib import Path
 from gfxhound.corpus_store.layout import PROBE_FILE, TABLE_FILE
 from gfxhound.oracle.cast_fold import stored_code
 from gfxhound.oracle.cast_sweep import warp_size
-from gfxhound.oracle.cast_table import TL, WIDTH, Probe, bits_of, code_value, describe_code, kernel_source, pointer_type
-from gfxhound.oracle.formats import BY_DTYPE
+from gfxhound.oracle.cast_table import TL, WIDTH, Probe, bits_of, code_value, describe_code, exact_in, kernel_source, literal, pointer_type
 from gfxhound.report.draft_parts import BANNER, TRITON, Draft, bisection, environment, related, run_tool
 
 TORCH_NAME = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp8e5": "float8_e5m2",
@@ -38,9 +37,7 @@ def _shown(examples: list, rows: list) -> "tuple[Probe, str]":
     """The probe a person understands fastest, and its target: 1.0 if it is wrong, else a wrong value the format
     holds exactly (the expected code then hangs on no rounding rule), the shortest to write first."""
     base, data = _probe(examples[0].dir)
-    exact = [r for r in rows if r["value"] != 0 and BY_DTYPE.get(base.dst) is not None
-             and r["value"] in BY_DTYPE[base.dst].table()] if base.dst in BY_DTYPE else \
-        [r for r in rows if r["value"] != 0]
+    exact = [r for r in rows if r["value"] != 0 and exact_in(base.dst, r["value"])]
     if not exact:
         return base, data.get("arch", "")
     def wrongness(r):  # how far the stored value is from the right one, relative: a value lost to 0 is 1.0
@@ -57,6 +54,7 @@ def snippet(probe: Probe, arch: str) -> str:
     ttir = ("print(\"ttir:\", re.findall(r\"arith\\.constant .*?(?= loc|$)\", kernel.asm[\"ttir\"], re.M))\n"
             if probe.kind == "constant" else "")
     mask = f" & 0x{(1 << bits) - 1:x}" if bits == 16 else ""
+    shown_value = literal(probe.dst, probe.value) if probe.kind == "constant" else repr(probe.value)
     return f'''{"import re" + chr(10) if ttir else ""}import torch
 import triton
 import triton.language as tl
@@ -68,7 +66,7 @@ from triton.backends.compiler import GPUTarget
 kernel = triton.compile(triton.compiler.ASTSource(probe, signature={{"y_ptr": "{pointer_type(probe)}"}}),
                         target=GPUTarget("hip", "{arch}", {warp_size(arch)}))  # compiles on a CPU, no GPU needed
 {ttir}print("stored:", [line.strip() for line in kernel.asm["llir"].splitlines() if "store" in line and "declare" not in line])
-expected = torch.tensor([{probe.value!r}], dtype=torch.float64).to(torch.{TORCH_NAME[probe.dst]})
+expected = torch.tensor([{shown_value}], dtype=torch.float64).to(torch.{TORCH_NAME[probe.dst]})
 print("expected:", hex(expected.view(torch.{INT_VIEW[bits]}).item(){mask}), "=", expected.item())
 '''
 
@@ -115,15 +113,20 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
     ttir = re.search(r"^ttir: (.*)$", out, re.M)
     front_end = probe.kind == "constant" and bool(ttir) and _ttir_wrong(ttir.group(1), probe)
     what = (f"`x.to({TL[probe.dst]}, fp_downcast_rounding=\"{probe.rounding}\")` from {TL[probe.src]}"
-            if probe.kind == "cast" else f"`tl.full(..., value, {TL[probe.dst]})` of a Python float")
-    shown = f"{probe.value!r} becomes {describe_code(probe.dst, got)}" if reproduced else "wrong codes"
+            if probe.kind == "cast" else f"`tl.full([64], {literal(probe.dst, probe.value)}, {TL[probe.dst]})`")
+    shown = (f"{literal(probe.dst, probe.value) if probe.kind == 'constant' else repr(probe.value)} becomes "
+             f"{describe_code(probe.dst, got)}, not {describe_code(probe.dst, want)}") if reproduced else "wrong codes"
     tag = "[FRONTEND]" if front_end else "[AMD]"
-    title = f"{tag} {what} stores the wrong value: {shown}"
+    title = (f"{tag} {what} stores the wrong value: {shown}" if probe.kind == "cast" else
+             f"{tag} {what} stores {describe_code(probe.dst, got)}, not {describe_code(probe.dst, want)}"
+             if reproduced else f"{tag} {what} stores the wrong value")
     where = ("The constant is already wrong in the Triton IR the front end emits (`ttir` above), so every backend "
              "gets it." if front_end else
              "The code is computed by the AMD lowering of `tt.fp_to_fp`; LLVM folds it to the literal in the store.")
     judged = recorded.get("judged", {})
-    counts = "; ".join(f"{t}: {sum(1 for r in rows if r['target'] == t)} of {judged[t]}" for t in targets if t in judged)
+    per = {t: (sum(1 for r in rows if r["target"] == t), judged[t]) for t in targets if t in judged}
+    counts = (f"{next(iter(per.values()))[0]} of {next(iter(per.values()))[1]} on each target"
+              if len(set(per.values())) == 1 else "; ".join(f"{t}: {w} of {n}" for t, (w, n) in per.items()))
     summary = (f"Compiled for AMD targets, {what} stores codes that are not the value's, on "
                f"{', '.join(targets) or arch} (values wrong of values judged: {counts or len(rows)}; table below). "
                f"{where} Nothing here needs a GPU: the snippet compiles for `{arch}` and prints the store the "
