@@ -34,8 +34,8 @@ print(json.dumps({{"version": triton.__version__}}), flush=True)
 saved = os.dup(2)
 for item in batch:
     row = {{"name": item["name"]}}
-    with tempfile.TemporaryFile() as err:
-        os.dup2(err.fileno(), 2)
+    with open(os.path.join(os.path.dirname(sys.argv[1]), item["name"] + ".err"), "w+b") as err:
+        os.dup2(err.fileno(), 2)  # a file of its own: if the compile kills the process, the parent reads why
         try:
             source = triton.compiler.ASTSource(getattr(module, item["name"]), signature={{"y_ptr": item["ptr"]}})
             kernel = triton.compile(source, target=GPUTarget("hip", item["arch"], item["warp"]))
@@ -96,25 +96,24 @@ def _judge(probe, arch, row) -> Result:
     return Result(probe, arch, "pass" if row["code"] == want else "wrong", row["code"], want)
 
 
-def _run_batch(python: str, items: list, timeout: float) -> "tuple[str, list]":
-    """(version, results) for one batch [(probe, arch)]; a child that dies leaves the rest as crashes."""
-    with tempfile.TemporaryDirectory(prefix="gfxhound-casts-") as tmp:
-        names = [f"probe_{i}" for i in range(len(items))]
-        module = "import triton\nimport triton.language as tl\n\n\n" + "\n\n".join(
-            kernel_source(p, n) for (p, _), n in zip(items, names))
-        (Path(tmp) / "probes.py").write_text(module)
-        batch = [{"name": n, "ptr": pointer_type(p), "arch": a, "warp": warp_size(a), "bits": WIDTH[p.dst]}
-                 for (p, a), n in zip(items, names)]
-        (Path(tmp) / "batch.json").write_text(json.dumps(batch))
-        (Path(tmp) / "child.py").write_text(_CHILD.format(fold=fold_source()))
-        try:
-            proc = subprocess.run([python, str(Path(tmp) / "child.py"), str(Path(tmp) / "batch.json"),
-                                   str(Path(tmp) / "probes.py")], capture_output=True, text=True, timeout=timeout,
-                                  errors="replace")
-            out, tail = proc.stdout, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
-        except subprocess.TimeoutExpired as exc:
-            out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            tail = f"the batch did not finish in {timeout:.0f} s"
+def _run_child(python: str, items: list, timeout: float, tmp: Path) -> "tuple[str, dict, str]":
+    """One child over `items`: (version, {index: row}, why it ended). Rows come in order, so the rows present are a
+    prefix of the batch; the first index missing is the probe the child died or hung on."""
+    names = [f"probe_{i}" for i in range(len(items))]
+    module = "import triton\nimport triton.language as tl\n\n\n" + "\n\n".join(
+        kernel_source(p, n) for (p, _), n in zip(items, names))
+    (tmp / "probes.py").write_text(module)
+    batch = [{"name": n, "ptr": pointer_type(p), "arch": a, "warp": warp_size(a), "bits": WIDTH[p.dst]}
+             for (p, a), n in zip(items, names)]
+    (tmp / "batch.json").write_text(json.dumps(batch))
+    (tmp / "child.py").write_text(_CHILD.format(fold=fold_source()))
+    try:
+        proc = subprocess.run([python, str(tmp / "child.py"), str(tmp / "batch.json"), str(tmp / "probes.py")],
+                              capture_output=True, text=True, timeout=timeout, errors="replace")
+        out, ended = proc.stdout, f"the process ended with exit {proc.returncode}"
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        ended = f"the compile did not finish in {timeout:.0f} s"
     rows, version = {}, ""
     for line in out.splitlines():
         try:
@@ -123,13 +122,30 @@ def _run_batch(python: str, items: list, timeout: float) -> "tuple[str, list]":
             continue
         if "version" in row:
             version = row["version"]
-        elif "name" in row:
-            rows[row["name"]] = row
-    results = []
-    for (probe, arch), name in zip(items, names):
-        row = rows.get(name) or {"error": f"the probe's compile never reported ({tail.strip()})"}
-        results.append(_judge(probe, arch, row))
-    return version, results
+        elif row.get("name") in names:
+            rows[names.index(row["name"])] = row
+    missing = next((i for i in range(len(items)) if i not in rows), None)
+    if missing is not None:
+        err = tmp / f"probe_{missing}.err"
+        ended += ": " + (err.read_text(errors="replace")[-4000:] if err.exists() else "")
+    return version, rows, ended
+
+
+def _run_batch(python: str, items: list, timeout_per_probe: float) -> "tuple[str, list]":
+    """(version, results) for one batch [(probe, arch)]. A probe whose compile kills (or hangs) its process is a
+    crash with what it printed; the child is started again on the probes after it."""
+    rows, version, start = {}, "", 0
+    with tempfile.TemporaryDirectory(prefix="gfxhound-casts-") as tmp:
+        while start < len(items):
+            part = items[start:]
+            got, part_rows, ended = _run_child(python, part, 60 + timeout_per_probe * len(part), Path(tmp))
+            version = version or got
+            done = next((i for i in range(len(part)) if i not in part_rows), len(part))
+            rows.update({start + i: part_rows[i] for i in range(done)})
+            if done < len(part):
+                rows[start + done] = {"error": ended}
+            start += done + 1
+    return version, [_judge(probe, arch, rows[i]) for i, (probe, arch) in enumerate(items)]
 
 
 def run_table(probes: list, archs: list, python: str, jobs: int = 1, batch: int = 150,
@@ -139,7 +155,7 @@ def run_table(probes: list, archs: list, python: str, jobs: int = 1, batch: int 
     chunks = [items[i:i + batch] for i in range(0, len(items), batch)]
     table, done = Table(), 0
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for version, results in pool.map(lambda c: _run_batch(python, c, 60 + timeout_per_probe * len(c)), chunks):
+        for version, results in pool.map(lambda c: _run_batch(python, c, timeout_per_probe), chunks):
             table.version = table.version or version
             table.results += results
             done += len(results)

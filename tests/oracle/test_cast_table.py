@@ -96,3 +96,14 @@ def test_findings_repros_and_the_summary(table, tmp_path, old_python, worker_env
     good.write_text(render_repro(Result(CASES[1][0], "gfx942", "wrong", 0x3D, 0x3C), "triton-3.9.0"))
     run = subprocess.run([sys.executable, str(good)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0  # the compiler stores 0x3c, which is right: absent
+
+
+def test_a_compile_that_kills_its_process_is_one_crash_and_the_batch_goes_on(old_python, worker_env, monkeypatch):
+    """Triton 3.4.0 aborts (an LLVM assertion, SIGABRT) on bf16 -> fp8e4nv for gfx1201: that probe is a crash
+    with the assertion's text, and the probe after it in the same batch is still compiled and judged."""
+    for key, value in worker_env.items():
+        monkeypatch.setenv(key, value)
+    crashing = Probe("cast", "fp8e4nv", 1.0, "bf16", "rtne", bits_of("bf16", 1.0))
+    table = run_table([crashing, Probe("constant", "fp16", 1.0)], ["gfx1201"], old_python)
+    assert [r.status for r in table.results] == ["crash", "pass"]
+    assert "exit -6" in table.results[0].detail and "Assertion" in table.results[0].detail
