@@ -13,7 +13,7 @@ from dataclasses import asdict
 
 from gfxhound.atomic import write_atomic
 from gfxhound.corpus_store.layout import PROBE_FILE, REPRO_FILE, RUN_FILE, TABLE_FILE
-from gfxhound.signature import NORMALISER_VERSION, signature_hash
+from gfxhound.signature import NORMALISER_VERSION, normalise, signature_hash
 
 from .cast_sweep import DIAGNOSTIC, fold_source, warp_size
 from .cast_table import STAGE, WIDTH, describe_code, kernel_source, pointer_type
@@ -152,6 +152,6 @@ def summary(table) -> dict:
         if r.status == "crash":
             line = next((ln for ln in r.detail.splitlines() if "Assertion" in ln or "error:" in ln),
                         r.detail.strip().splitlines()[0] if r.detail.strip() else "crash")
-            crashes.setdefault(line.strip()[:300], set()).add(r.probe.what())
+            crashes.setdefault(normalise(line.strip())[:300], set()).add(r.probe.what())
     return {"toolchain": table.version, "counts": table.count(), "conversions": by,
             "crashes": {k: sorted(v) for k, v in crashes.items()}}

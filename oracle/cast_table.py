@@ -53,8 +53,13 @@ class Probe:
         return f"{self.src} -> {self.dst} ({self.rounding})" if self.kind == "cast" else f"{self.dst} constant"
 
 
+NAN_BITS = {"fp32": 0x7FC00000, "fp16": 0x7E00, "bf16": 0x7FC0}  # the quiet NaN each source type's tools write
+
+
 def bits_of(dtype: str, value: float) -> int:
-    """The bit pattern of `value` in a 16- or 32-bit float type (it must be exact there)."""
+    """The bit pattern of `value` in a 16- or 32-bit float type (it must be exact there; NaN: the quiet one)."""
+    if math.isnan(value):
+        return NAN_BITS[dtype] | ((1 << (WIDTH[dtype] - 1)) if math.copysign(1.0, value) < 0 else 0)
     t = torch.tensor([value], dtype=torch.float64).to(TORCH[dtype])
     return int(t.view(INT_OF[WIDTH[dtype]][0]).item()) & ((1 << WIDTH[dtype]) - 1)
 
@@ -65,6 +70,14 @@ def exact_in(dtype: str, value: float) -> bool:
     return float(torch.tensor([value], dtype=torch.float64).to(TORCH[dtype]).double().item()) == value
 
 
+def acceptable_codes(probe: Probe) -> set:
+    """Every code a correct compiler may store: the expected one, or for a NaN any NaN code of the format."""
+    if math.isnan(probe.value) and probe.dst in BY_DTYPE:
+        fmt = BY_DTYPE[probe.dst]
+        return {c for c in range(256) if math.isnan(fmt.decode(c))}
+    return {expected_code(probe)}
+
+
 def expected_code(probe: Probe) -> int:
     """The code a correct compiler stores: the value rounded once, as `rounding` says, to `dst`. Zero keeps its
     sign in the OCP formats; the fnuz formats have one zero (0x80 is their NaN)."""
@@ -72,6 +85,9 @@ def expected_code(probe: Probe) -> int:
     if fmt_name not in BY_DTYPE:
         return bits_of(fmt_name, probe.value)
     fmt = BY_DTYPE[fmt_name]
+    if math.isnan(probe.value):  # any NaN code is right (acceptable_codes); this is the one shown
+        return min(c for c in range(256) if math.isnan(fmt.decode(c)) and (c >> 7) == (math.copysign(1, probe.value) < 0)
+                   ) if fmt.nan_codes != "negative-zero" else 0x80
     mode = probe.rounding or "rtne"
     r = float(round_to_format(fmt, torch.tensor([probe.value], dtype=torch.float64), mode)[0])
     positive = fmt.table()[:128].index(abs(r))
@@ -88,6 +104,14 @@ def _grid_values(fmt_name: str) -> list:
     return sorted(set(grid) | set(mids) | set(quarters))
 
 
+EVERYDAY_LITERALS = (0.1, 0.3, 1e-3, 1.234e-5, 3e-7, 5.1e-7, 1e-20, 12345.678)  # what kernels write: eps, scales
+
+
+def _everyday() -> set:
+    return {float(torch.tensor([v], dtype=torch.float64).to(TORCH[t]).double().item())
+            for v in EVERYDAY_LITERALS for t in TORCH}
+
+
 def _constant_values(dtype: str) -> list:
     """Exactly representable values across the type's range: powers of two (subnormals included) and their
     neighbours 1.5x and 1.75x, plus a few everyday ones."""
@@ -96,8 +120,7 @@ def _constant_values(dtype: str) -> list:
     low = {"fp32": -149, "fp16": -24, "bf16": -133}[dtype]
     high = {"fp32": 127, "fp16": 15, "bf16": 127}[dtype]
     values = {m * 2.0 ** e for e in range(low, high + 1) for m in (1.0, 1.5, 1.75)}
-    values |= {0.1, 0.3, 1e-3, 1e-5, 3e-7, 1e-20, 12345.678}
-    values = {float(torch.tensor([v]).to(TORCH[dtype]).double().item()) for v in values}
+    values |= {float(torch.tensor([v], dtype=torch.float64).to(TORCH[dtype]).double().item()) for v in EVERYDAY_LITERALS}
     return sorted(v for v in values if v != 0 and math.isfinite(v) and exact_in(dtype, v))
 
 
@@ -105,6 +128,7 @@ def probes(sources=SOURCES, fp8=FP8, roundings=ROUNDINGS, constants=True, limit:
     """Every probe of the table, both signs. `limit`: at most that many values per conversion (spread over the
     range, smallest and largest kept), for a quick table."""
     out = []
+    EVERYDAY = _everyday()  # noqa: N806  (kept whatever the limit: the values a person recognises)
 
     def spread(values):
         """`limit` values over the range, smallest and largest kept, and 1.0 whenever the type holds it: the
@@ -112,7 +136,7 @@ def probes(sources=SOURCES, fp8=FP8, roundings=ROUNDINGS, constants=True, limit:
         if limit is None or len(values) <= limit:
             return values
         step = (len(values) - 1) / (limit - 1)
-        return sorted({values[round(i * step)] for i in range(limit)} | ({1.0} & set(values)))
+        return sorted({values[round(i * step)] for i in range(limit)} | ((EVERYDAY | {1.0}) & set(values)))
 
     if constants:
         for dtype in list(sources) + list(fp8):
@@ -123,15 +147,18 @@ def probes(sources=SOURCES, fp8=FP8, roundings=ROUNDINGS, constants=True, limit:
         for src in sources:
             exact = [v for v in values if exact_in(src, v)]
             for rounding in roundings:
-                for v in spread(exact):
+                # NaN must stay NaN; infinity and values past the range are not probed: saturating them is a choice
+                # (Triton's software E5M2 paths saturate infinity to 57344, as NVIDIA's satfinite conversions do)
+                for v in spread(exact) + [math.nan]:
                     for s in (v, -v):
                         out.append(Probe("cast", dst, s, src, rounding, bits_of(src, s)))
     return out
 
 
 def literal(dtype: str, value: float) -> str:
-    """The shortest decimal that rounds (to nearest) to `value` in `dtype`: what a person would type."""
-    if value == 0 or not math.isfinite(value):
+    """The shortest decimal that rounds (to nearest) to `value` in a 16- or 32-bit `dtype`: what a person would
+    type. An 8-bit float keeps its exact value: Triton builds those through an fp32 constant and a truncation."""
+    if value == 0 or not math.isfinite(value) or dtype in BY_DTYPE:
         return repr(value)
     for digits in range(1, 18):
         text = f"{value:.{digits}g}"
@@ -145,18 +172,15 @@ def literal(dtype: str, value: float) -> str:
 
 
 def kernel_source(probe: Probe, name: str = "probe") -> str:
-    """The probe as a @triton.jit function, written as a person would write it. A bf16 source is built from its
-    bits: a Python float becomes a bf16 constant through a path that rounds it first (the bf16-constant finding)."""
+    """The probe as a @triton.jit function, written as a person would write it. A conversion's source is built
+    from its bits: Triton folds some conversions of a literal itself (`-0.0` to `+0.0`), and a bf16 literal is
+    rounded on its way in (the bf16-constant finding), either of which would hide what the lowering does."""
     if probe.kind == "constant":
         body = f"    y = tl.full([64], {literal(probe.dst, probe.value)}, {TL[probe.dst]})\n"
     else:
-        if probe.src == "bf16":
-            width = WIDTH[probe.src]
-            signed = probe.bits - (1 << width) if probe.bits >> (width - 1) else probe.bits
-            source = f"tl.full([64], {signed}, {INT_OF[width][1]}).to({TL[probe.src]}, bitcast=True)  # {probe.value!r}"
-        else:  # fp16 and fp32 constants are exact
-            source = f"tl.full([64], {probe.value!r}, {TL[probe.src]})"
-        body = (f"    x = {source}\n"
+        width = WIDTH[probe.src]
+        signed = probe.bits - (1 << width) if probe.bits >> (width - 1) else probe.bits
+        body = (f"    x = tl.full([64], {signed}, {INT_OF[width][1]}).to({TL[probe.src]}, bitcast=True)  # {probe.value!r}\n"
                 f"    y = x.to({TL[probe.dst]}, fp_downcast_rounding=\"{probe.rounding}\")\n")
     return f"@triton.jit\ndef {name}(y_ptr):\n{body}    tl.store(y_ptr + tl.arange(0, 64), y)\n"
 

@@ -24,7 +24,7 @@ from gfxhound.report.draft_parts import BANNER, TRITON, Draft, bisection, enviro
 TORCH_NAME = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp8e5": "float8_e5m2",
               "fp8e4nv": "float8_e4m3fn", "fp8e5b16": "float8_e5m2fnuz", "fp8e4b8": "float8_e4m3fnuz"}
 INT_VIEW = {8: "uint8", 16: "int16", 32: "int32"}
-MAX_ROWS = 12
+MAX_ROWS = 6
 
 
 def _probe(example_dir: Path) -> "tuple[Probe, dict]":
@@ -37,14 +37,15 @@ def _shown(examples: list, rows: list) -> "tuple[Probe, str]":
     """The probe a person understands fastest, and its target: 1.0 if it is wrong, else a wrong value the format
     holds exactly (the expected code then hangs on no rounding rule), the shortest to write first."""
     base, data = _probe(examples[0].dir)
-    exact = [r for r in rows if r["value"] != 0 and exact_in(base.dst, r["value"])]
+    exact = [r for r in rows if r["value"] != 0 and math.isfinite(r["value"]) and exact_in(base.dst, r["value"])]
     if not exact:
         return base, data.get("arch", "")
     def wrongness(r):  # how far the stored value is from the right one, relative: a value lost to 0 is 1.0
         got, want = code_value(base.dst, r["stored"]), code_value(base.dst, r["expected"])
         return 1.0 if not math.isfinite(got) else min(1.0, abs(got - want) / abs(want))
 
-    row = min(exact, key=lambda r: (-wrongness(r), r["value"] < 0, abs(math.log2(abs(r["value"])))))
+    row = min(exact, key=lambda r: (-wrongness(r), r["value"] < 0, len(literal(base.dst, r["value"]))
+                                    if base.kind == "constant" else 0, abs(math.log2(abs(r["value"])))))
     bits = bits_of(base.src, row["value"]) if base.kind == "cast" else 0
     return Probe(base.kind, base.dst, row["value"], base.src, base.rounding, bits), row["target"]
 
@@ -71,36 +72,49 @@ print("expected:", hex(expected.view(torch.{INT_VIEW[bits]}).item(){mask}), "=",
 '''
 
 
-def _table(rows: list, dst: str) -> "tuple[str, list]":
-    """A Markdown table of wrong codes, one row per value with the targets it was seen on; and the targets."""
+def _table(rows: list, dst: str, first: float, constant: bool) -> "tuple[str, list]":
+    """A short Markdown table of wrong codes (the shown value, zeros and NaNs, the extremes, then a spread), one row
+    per value with the targets it was seen on; and the targets."""
     by_value = {}
     for row in rows:
         key = (row["value"], row["stored"], row["expected"])
         by_value.setdefault(key, set()).add(row["target"])
-    keys = sorted(by_value, key=lambda k: (abs(k[0]), k[0]))
-    if len(keys) > MAX_ROWS:  # spread over the range, smallest and largest kept
-        step = (len(keys) - 1) / (MAX_ROWS - 1)
-        keys = [keys[round(i * step)] for i in range(MAX_ROWS)]
+    keys = sorted(by_value, key=lambda k: (abs(k[0]) if math.isfinite(k[0]) else math.inf, k[0]))
+    special = [k for k in keys if k[0] == first or k[0] == 0 or not math.isfinite(k[0])]
+    ends = [k for k in keys if k[0] > 0 and math.isfinite(k[0])]
+    room = max(0, MAX_ROWS - len(dict.fromkeys(special + ends[:1] + ends[-1:])))
+    step = max(1, len(ends) // (room + 1)) if ends else 1
+    picked = list(dict.fromkeys(special + ends[:1] + ends[-1:] + ends[step::step][:room] + keys))[:MAX_ROWS]
+    picked.sort(key=keys.index)
     targets = sorted({t for ts in by_value.values() for t in ts})
     lines = ["| value | stored | expected | targets |", "|---|---|---|---|"]
-    for value, stored, expected in keys:
+    for value, stored, expected in picked:
         seen = by_value[(value, stored, expected)]
-        lines.append(f"| {value!r} | {describe_code(dst, stored)} | {describe_code(dst, expected)} | "
-                     f"{'all listed' if set(seen) == set(targets) else ', '.join(sorted(seen))} |")
-    return "\n".join(lines), targets
+        shown = literal(dst, value) if constant else repr(value)
+        lines.append(f"| {shown} | {describe_code(dst, stored)} | {describe_code(dst, expected)} | "
+                     f"{'all above' if set(seen) == set(targets) else ', '.join(sorted(seen))} |")
+    more = len(keys) - len(picked)
+    return "\n".join(lines) + (f"\n\n({more} more in the finding's table.json.)" if more > 0 else ""), targets
+
+
+def _run(code: str, python: str, timeout: float, env) -> "tuple[int, str]":
+    with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
+        (Path(tmp) / "snippet.py").write_text(code)
+        rc, out, _ = run_tool([python, "snippet.py"], tmp, timeout, env)
+    return rc, out
 
 
 def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 600, env: "dict | None" = None) -> Draft:
+    """The generated snippet is always run (it gives the title its codes); a person's minimal.py, when there is
+    one, is the reproducer shown, run under the repro protocol (exit 1: the bug is present)."""
     examples = corpus.examples(finding.signature)
     table_path = corpus.path(finding.signature) / TABLE_FILE
     recorded = json.loads(table_path.read_text()) if table_path.exists() else {}
     rows = recorded.get("rows", [])
     probe, arch = _shown(examples, rows)
     arch = arch or finding.targets[0]
-    code = snippet(probe, arch)
-    with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
-        (Path(tmp) / "snippet.py").write_text(code)
-        rc, out, ended = run_tool([python, "snippet.py"], tmp, timeout, env)
+    generated = snippet(probe, arch)
+    rc, out = _run(generated, python, timeout, env)
     stored_lines = re.search(r"^stored: (.*)$", out, re.M)
     got = stored_code("\n".join(ast.literal_eval(stored_lines.group(1))), WIDTH[probe.dst]) if stored_lines else None
     expected = re.search(r"^expected: (0x[0-9a-f]+)", out, re.M)
@@ -109,28 +123,41 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
     version = (env or {}).get("GFXHOUND_CHECKED_WITH", "this machine's Triton")
     check = f"`python snippet.py` with {version} exited {rc}" + (
         f"; stored 0x{got:x}, expected 0x{want:x}" if reproduced is not None else "; no folded store to compare")
-    table, targets = _table(rows, probe.dst)
+    minimal = corpus.minimal(finding.signature)
+    code, shown_out = generated, out
+    if minimal.exists():
+        code = minimal.read_text()
+        mrc, shown_out = _run(code, python, timeout, env)
+        reproduced = bool(reproduced) and mrc == 1
+        check += f"; the hand-minimised reproducer exited {mrc} (1: present)"
     ttir = re.search(r"^ttir: (.*)$", out, re.M)
     front_end = probe.kind == "constant" and bool(ttir) and _ttir_wrong(ttir.group(1), probe)
+    table, targets = _table(rows, probe.dst, probe.value, probe.kind == "constant")
+    value = literal(probe.dst, probe.value) if probe.kind == "constant" else repr(probe.value)
     what = (f"`x.to({TL[probe.dst]}, fp_downcast_rounding=\"{probe.rounding}\")` from {TL[probe.src]}"
-            if probe.kind == "cast" else f"`tl.full([64], {literal(probe.dst, probe.value)}, {TL[probe.dst]})`")
-    shown = (f"{literal(probe.dst, probe.value) if probe.kind == 'constant' else repr(probe.value)} becomes "
-             f"{describe_code(probe.dst, got)}, not {describe_code(probe.dst, want)}") if reproduced else "wrong codes"
-    tag = "[FRONTEND]" if front_end else "[AMD]"
-    title = (f"{tag} {what} stores the wrong value: {shown}" if probe.kind == "cast" else
-             f"{tag} {what} stores {describe_code(probe.dst, got)}, not {describe_code(probe.dst, want)}"
-             if reproduced else f"{tag} {what} stores the wrong value")
-    where = ("The constant is already wrong in the Triton IR the front end emits (`ttir` above), so every backend "
-             "gets it." if front_end else
-             "The code is computed by the AMD lowering of `tt.fp_to_fp`; LLVM folds it to the literal in the store.")
+            if probe.kind == "cast" else f"`tl.full([64], {value}, {TL[probe.dst]})`")
+    codes = f"{describe_code(probe.dst, got)}, not {describe_code(probe.dst, want)}" if reproduced else ""
+    if probe.kind == "cast":
+        title = f"[AMD] {what} stores the wrong value" + (f": {value} becomes {codes}" if codes else "")
+    else:
+        title = (f"[FRONTEND] a Python float becomes the wrong {TL[probe.dst]} constant in the Triton IR: {what} is "
+                 if front_end else f"[AMD] {what} stores ") + (codes or "the wrong value")
     judged = recorded.get("judged", {})
     per = {t: (sum(1 for r in rows if r["target"] == t), judged[t]) for t in targets if t in judged}
-    counts = (f"{next(iter(per.values()))[0]} of {next(iter(per.values()))[1]} on each target"
-              if len(set(per.values())) == 1 else "; ".join(f"{t}: {w} of {n}" for t, (w, n) in per.items()))
-    summary = (f"Compiled for AMD targets, {what} stores codes that are not the value's, on "
-               f"{', '.join(targets) or arch} (values wrong of values judged: {counts or len(rows)}; table below). "
-               f"{where} Nothing here needs a GPU: the snippet compiles for `{arch}` and prints the store the "
-               "compiler emitted next to the code PyTorch gives for the same value.")
+    counts = (f"{next(iter(per.values()))[0]} of {next(iter(per.values()))[1]} values on each of "
+              f"{', '.join(targets)}" if len(set(per.values())) == 1 else
+              "; ".join(f"{t}: {w} of {n} values" for t, (w, n) in per.items())) or f"{len(rows)} values"
+    if front_end:
+        summary = (f"{what} is already wrong in the Triton IR the front end emits, before any backend runs; the "
+                   f"same constant then reaches the compiled code for every target ({counts} wrong in gfxhound's "
+                   "table, below).")
+    else:
+        summary = (f"{what} compiles, for every AMD target it was tried on, to stores of codes that are not the "
+                   f"value's ({counts} wrong, below). The code comes from the AMD lowering of `tt.fp_to_fp`; "
+                   "LLVM folds it to the literal in the store.")
+    summary += " Nothing here needs a GPU: the reproducer only compiles."
+    expected_text = (f"Expected: {describe_code(probe.dst, want)} for {value}." if want is not None
+                     else "Expected: the value's code.")
     body = "\n".join([
         BANNER.format(sig=finding.signature), "",
         "## Summary", summary, "",
@@ -138,20 +165,21 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
         "## Command", "```sh\npython snippet.py   # the reproducer above, saved as snippet.py\n```",
         f"<!-- checked before this draft was written: {check} -->" if reproduced else
         f"**Did not reproduce when this draft was written ({check}): check by hand.**", "",
-        "## Expected vs actual", f"Expected: the store writes {describe_code(probe.dst, want) if want is not None else 'the expected code'}"
-        " (what PyTorch's conversion of the same value gives).", "", f"Actual:\n```\n{out.strip()[-1500:]}\n```", "",
-        "Wrong codes found (value, code stored, code expected; exact codes of the format, ties to even for "
-        "`rtne`, toward zero for `rtz`):", "", table, "",
+        "## Expected vs actual", expected_text, "", f"Actual:\n```\n{shown_out.strip()[-1500:]}\n```", "",
+        "## Wrong codes",
+        ("Value, code stored, code expected (the value rounded to nearest, ties to even):" if probe.kind ==
+         "constant" else "Value converted, code stored, code expected (the format's exact code; ties to even for "
+         "`rtne`, toward zero for `rtz`; any NaN code for a NaN):"), "", table, "",
         *(["## Cause", corpus.cause(finding.signature), ""] if corpus.cause(finding.signature) else []),
         "## Bisection", bisection(corpus.bisections(finding.signature)), "",
         "## Environment", environment(corpus, finding, [
-            f"Python {sys.version.split()[0]}, {sys.platform}", "No GPU needed: the reproducer only compiles",
+            f"Python {sys.version.split()[0]}, {sys.platform}; PyTorch for the expected codes; no GPU",
             "Not yet checked on Triton's main branch", *related(corpus, finding)]), "",
         "## How this was found",
-        "Found by gfxhound's conversion table (`gfxhound casts`): kernels that store one constant, or one conversion "
-        "of one constant, compiled for each AMD target; LLVM folds the software conversion, so the compiled LLVM IR "
-        "holds the stored code, which is compared with the format's exact code. The reproducer is that kernel "
-        f"as the table compiled it (one constant, one store: nothing to reduce). Signature `{finding.signature}`."])
+        "gfxhound's conversion table (`gfxhound casts`): one-store kernels of one constant or one conversion, the "
+        "stored code read from the compiled LLVM IR and compared with the format's exact code"
+        + ("; the reproducer above was then minimised by hand" if minimal.exists() else "")
+        + f". Signature `{finding.signature}`."])
     return Draft(TRITON, title, body, reproduced, check, {"snippet.py": code})
 
 

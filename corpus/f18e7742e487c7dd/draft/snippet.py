@@ -1,4 +1,8 @@
+# A bf16 tensor times a Python float: the scalar becomes a bf16 constant in the Triton IR. Compiles on a CPU (any
+# target shows it: the constant is wrong before the backend runs). Exit 1 when a constant is wrong.
 import re
+import sys
+
 import torch
 import triton
 import triton.language as tl
@@ -6,14 +10,21 @@ from triton.backends.compiler import GPUTarget
 
 
 @triton.jit
-def probe(y_ptr):
-    y = tl.full([64], 5.6e-09, tl.bfloat16)
-    tl.store(y_ptr + tl.arange(0, 64), y)
+def scale(x_ptr, y_ptr, S: tl.constexpr):
+    offs = tl.arange(0, 64)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * S)
 
 
-kernel = triton.compile(triton.compiler.ASTSource(probe, signature={"y_ptr": "*bf16"}),
-                        target=GPUTarget("hip", "gfx90a", 64))  # compiles on a CPU, no GPU needed
-print("ttir:", re.findall(r"arith\.constant .*?(?= loc|$)", kernel.asm["ttir"], re.M))
-print("stored:", [line.strip() for line in kernel.asm["llir"].splitlines() if "store" in line and "declare" not in line])
-expected = torch.tensor([5.6e-09], dtype=torch.float64).to(torch.bfloat16)
-print("expected:", hex(expected.view(torch.int16).item() & 0xffff), "=", expected.item())
+wrong = 0
+for s in (3e-7, 5.1e-7, 2**-17, 1.234e-5):
+    src = triton.compiler.ASTSource(scale, signature={"x_ptr": "*bf16", "y_ptr": "*bf16", "S": "constexpr"},
+                                    constexprs={"S": s})
+    ttir = triton.compile(src, target=GPUTarget("hip", "gfx942", 64)).asm["ttir"]
+    got = float(re.search(r"arith\.constant dense<([^>]+)> : tensor<64xbf16>", ttir).group(1))
+    got_bf16 = torch.tensor(got).to(torch.bfloat16)
+    want = torch.tensor(s, dtype=torch.float64).to(torch.bfloat16)
+    bits = lambda t: f"0x{t.view(torch.int16).item() & 0xffff:04x}"  # noqa: E731
+    print(f"S = {s!r}: Triton IR constant {bits(got_bf16)} ({got_bf16.item():.6e}), bf16(S) = {bits(want)} "
+          f"({want.item():.6e})")
+    wrong += bool(got_bf16 != want)
+sys.exit(1 if wrong else 0)
