@@ -40,6 +40,19 @@ def add_fuzz(sub):
     fuzz.set_defaults(func=cmd_fuzz)
 
 
+def _need_triton():
+    """Triton is not a declared dependency (users choose triton, pytorch-triton-rocm or their own build): say so in
+    one line when none is importable, or when the one installed does not import."""
+    need_module("triton", "no Triton is importable by this Python: pip install triton (or pytorch-triton-rocm, or "
+                          "your own build's python/ directory)")
+    try:
+        import triton  # noqa: F401
+        from triton.backends.compiler import GPUTarget  # noqa: F401
+    except Exception as exc:  # a broken install: an ImportError of libtriton, a missing backend
+        line = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+        raise UserError(f"Triton is installed but does not import ({type(exc).__name__}: {line}); reinstall it")
+
+
 def _device_target():
     """The local GPU's own arch becomes the compile target of a device campaign."""
     need_module("torch", "--backend device needs torch with GPU support")
@@ -86,6 +99,7 @@ def cmd_fuzz(args):
         if not Path(args.llc).exists():
             raise UserError(f"--llc {args.llc}: no such file")
         llc = args.llc
+    _need_triton()  # once, here: a worker that cannot import Triton would die without a word
     if args.backend == "interpret":
         need_module("numpy", "the interpreter needs numpy: pip install numpy")
         need_module("torch", "the interpreter needs torch: pip install torch==2.13.0 (a CPU build)")

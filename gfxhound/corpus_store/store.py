@@ -53,8 +53,11 @@ class Corpus:
     def _locked(self, blocking=True):
         """Exclusive lock on <root>/.lock; yields False instead of waiting when blocking=False and it is held."""
         self._check_root()
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a user's path: one line that says what to do, not a traceback
+            raise CorpusError(f"cannot write the corpus at {self.root} ({exc.strerror}); give a writable --corpus")
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))

@@ -146,3 +146,24 @@ def test_no_linker_for_an_old_release_stops_with_one_line(old_python, tmp_path):
     assert proc.returncode == 2, proc.stdout + proc.stderr[-2000:]
     assert "lld-22" in proc.stdout and "TRITON_HIP_LLD_PATH" in proc.stdout
     assert not (tmp_path / "c").exists() or not Corpus(tmp_path / "c").findings()
+
+
+def test_an_unwritable_corpus_is_one_line(gfxhound_bin):
+    proc = run_cli(gfxhound_bin, "fuzz", "--target", "gfx942", "--budget", "1", "--corpus", "/proc/gfxhound-corpus")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == ("gfxhound: cannot write the corpus at /proc/gfxhound-corpus (No such file or "
+                                   "directory); give a writable --corpus")
+
+
+def test_a_triton_that_does_not_import_is_one_line_before_any_worker(tmp_path):
+    """A broken install (its shared library missing) is found once, in the main process; no worker starts."""
+    shim = tmp_path / "shim" / "triton"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("raise ImportError('libtriton.so: cannot open shared object file')\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "shim"))
+    proc = subprocess.run([sys.executable, "-m", "gfxhound", "fuzz", "--target", "gfx942", "--budget", "1",
+                           "--corpus", str(tmp_path / "c")], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == ("gfxhound: Triton is installed but does not import (ImportError: libtriton.so: "
+                                   "cannot open shared object file); reinstall it")
+    assert not (tmp_path / "c").exists()
