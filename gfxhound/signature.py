@@ -264,6 +264,7 @@ def signature_hash(verdict, stage, normalised, frames):
 
 
 MEMORY_MODEL_STAGE = "memory-model"
+CAST_TABLE_STAGE = "cast-table"  # a wrong code found by the conversion table (oracle/cast_table.py, gfxhound casts)
 MEMORY_MODEL_MARK = "gfxhound-memory-model:"  # how a repro's child reports each violation, one a line
 MEMORY_MODEL_MESSAGE = re.compile(r"^[\w-]+:([\w-]+): .*?missing (.*)$")
 _MM_COUNTER = re.compile(r"\b(vmcnt|lgkmcnt)\(0\)")

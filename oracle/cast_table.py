@@ -21,9 +21,11 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from gfxhound.signature import CAST_TABLE_STAGE
+
 from .formats import BY_DTYPE, round_to_format
 
-STAGE = "cast-table"
+STAGE = CAST_TABLE_STAGE
 FP8 = ("fp8e5", "fp8e4nv", "fp8e5b16", "fp8e4b8")
 SOURCES = ("fp32", "fp16", "bf16")
 ROUNDINGS = ("rtne", "rtz")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .common import KNOWN_ARCHS, UserError
+from .common import KNOWN_ARCHS, UserError, need_module
 
 
 def add_casts(sub):
@@ -40,6 +40,8 @@ def _count(text: str) -> int:
 
 
 def run_casts(args) -> int:
+    need_module("torch", "gfxhound casts needs torch for the exact format tables and expected codes: "
+                         "pip install torch==2.13.0 (a CPU build is enough)")
     from gfxhound.corpus_store import Corpus
     from gfxhound.oracle.cast_findings import record, summary
     from gfxhound.oracle.cast_sweep import run_table

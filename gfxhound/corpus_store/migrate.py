@@ -23,7 +23,7 @@ import shutil
 from pathlib import Path
 
 from gfxhound.atomic import write_atomic as _atomic_write
-from gfxhound.signature import (MEMORY_MODEL_MESSAGE, MEMORY_MODEL_STAGE, NORMALISER_VERSION, identity,
+from gfxhound.signature import (CAST_TABLE_STAGE, MEMORY_MODEL_MESSAGE, MEMORY_MODEL_STAGE, NORMALISER_VERSION, identity,
                                 memory_model_headline, memory_model_signatures, miscompile_signature, normalise,
                                 python_exception, signature_hash)
 
@@ -48,7 +48,7 @@ def rekey(run: dict, spec: dict, output: str, table_of) -> "list[tuple[str | Non
         family = "collectives" if spec.get("collective") else "kernels"
         normalised, signature = miscompile_signature(verdict, target, [], f"{family} {run['spec_hash']}")
         return [(signature, normalised, message)]
-    if stage == "run" or stage == "cast-table" or not message:  # a conversion's identity is not a message's
+    if stage == "run" or stage == CAST_TABLE_STAGE or not message:  # a conversion's identity is not a message's
         return [(None, run.get("normalised", ""), message)]
     if output and identity(output) and identity(output) not in message and (
             "pass pipeline" in message or "PassManager::run failed" == message.split(": ", 1)[-1].strip()):

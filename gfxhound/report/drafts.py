@@ -20,15 +20,13 @@ from pathlib import Path
 from gfxhound.corpus_store.layout import REDUCED_LL, REPRO_FILE
 from gfxhound.atomic import write_atomic
 from gfxhound.protocol import ABSENT, PRESENT, outcome
-from gfxhound.oracle.cast_table import STAGE as CAST_STAGE
-from gfxhound.report.draft_casts import cast_draft
 from gfxhound.report.draft_llvm import llvm_draft
 from gfxhound.report.draft_reach import REACH_TARGETS, formats, reach, reach_text, simpler
 from gfxhound.report.draft_parts import BANNER, LLVM, TRITON, Draft, bisection, environment, related, run_tool
 from gfxhound.report.draft_text import constants as _constants, headline, kernel_source as _kernel_source, \
     prune_unused, tail as _tail, triton_snippet
 from gfxhound.report.scrub import Scrubber
-from gfxhound.signature import MEMORY_MODEL_STAGE, identity, summarise
+from gfxhound.signature import CAST_TABLE_STAGE as CAST_STAGE, MEMORY_MODEL_STAGE, identity, summarise
 
 NO_UB = ("The kernel has no undefined behaviour: the generator never emits integer division by zero or "
          "`INT_MIN / -1`, shifts by the bit width or more, out-of-range float-to-int casts, unmasked out-of-bounds "
@@ -68,6 +66,7 @@ def build(corpus, finding, upstream: str | None = None, python: str = sys.execut
     if upstream == TRITON:
         env = dict(env or {}, GFXHOUND_CHECKED_WITH=_triton_version(python))
     if finding.stage == CAST_STAGE:  # a conversion-table finding: its own shape (report/draft_casts.py)
+        from gfxhound.report.draft_casts import cast_draft  # needs torch: only for these findings
         upstream = TRITON
         draft = cast_draft(corpus, finding, python, timeout, env)
     else:
@@ -76,7 +75,10 @@ def build(corpus, finding, upstream: str | None = None, python: str = sys.execut
     if upstream == TRITON and newest and os.path.abspath(newest) != os.path.abspath(python):  # a venv is its path
         # is it still a bug? the same check with the newest Triton this machine has
         version = _triton_version(newest)
-        again = cast_draft if finding.stage == CAST_STAGE else _triton
+        if finding.stage == CAST_STAGE:
+            from gfxhound.report.draft_casts import cast_draft as again
+        else:
+            again = _triton
         latest = again(corpus, finding, newest, timeout, dict(env, GFXHOUND_CHECKED_WITH=version))
         draft.newest = {"python": newest, "toolchain": version, "reproduced": latest.reproduced}
         if latest.reproduced:
