@@ -42,15 +42,21 @@ def add_fuzz(sub):
 
 def _need_triton():
     """Triton is not a declared dependency (users choose triton, pytorch-triton-rocm or their own build): say so in
-    one line when none is importable, or when the one installed does not import."""
+    one line when none is importable, or when the one installed does not import. Checked in a child process: the
+    campaign forks its workers, and a parent that imported Triton (and its threads) forks badly."""
+    import subprocess
+    import sys
     need_module("triton", "no Triton is importable by this Python: pip install triton (or pytorch-triton-rocm, or "
                           "your own build's python/ directory)")
+    code = "import triton\nfrom triton.backends.compiler import GPUTarget"
     try:
-        import triton  # noqa: F401
-        from triton.backends.compiler import GPUTarget  # noqa: F401
-    except Exception as exc:  # a broken install: an ImportError of libtriton, a missing backend
-        line = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
-        raise UserError(f"Triton is installed but does not import ({type(exc).__name__}: {line}); reinstall it")
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        raise UserError("importing Triton did not finish in 300 s; check the installation")
+    if run.returncode != 0:
+        lines = [ln for ln in run.stderr.strip().splitlines() if ln.strip()]
+        raise UserError(f"Triton is installed but does not import ({lines[-1] if lines else 'exit %d' % run.returncode}"
+                        "); reinstall it")
 
 
 def _device_target():
