@@ -121,7 +121,9 @@ def test_ctrl_c_keeps_what_was_found(gfxhound_bin, tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert _wait_for_findings(root, time.time() + 240)
     os.killpg(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    # Stopgap: under the whole suite's load (two fresh-clone runs on 2 cores) the exit after Ctrl-C took more than
+    # 120 s, while alone it takes seconds. A hard grace after Ctrl-C is issue #20's first item; until then, 300 s.
+    out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err[-2000:]
     summary = json.loads(out)
     assert summary["interrupted"] is True
