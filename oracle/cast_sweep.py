@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,7 @@ from .cast_table import WIDTH, Probe, acceptable_codes, expected_code, kernel_so
 DIAGNOSTIC = r"Unsupported conversion from|not supported in this architecture|unsupported target"
 
 _CHILD = '''
-import importlib.util, json, os, sys, tempfile
+import importlib.util, json, os, sys
 import triton
 from triton.backends.compiler import GPUTarget
 {fold}
@@ -84,7 +85,6 @@ class Table:
 
 
 def _judge(probe, arch, row) -> Result:
-    import re
     want = expected_code(probe)
     if "error" in row:
         text = row["error"]
