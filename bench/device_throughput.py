@@ -88,9 +88,13 @@ def main():
     print(f"bare triton.compile loop, {workers} processes:              {bare_same:6.2f} kernels/s")
     print(f"ratio campaign/bare:                                      {rate / bare_same:6.3f}   (target >= 0.85)")
     print(f"GPU busy share:                                           {busy:6.3f}")
+    from gfxhound.campaign.stats import _phases
+    phases = _phases(stats, wall)
+    print(f"where the campaign's time went (s): {phases}; GPU-side {dict(stats.execution)}")
     if os.environ.get("BENCH_OUT"):  # machine-readable figures for docs
         Path(os.environ["BENCH_OUT"]).write_text(json.dumps(
             {"kernels": len(specs), "rate": rate, "bare": bare_same, "ratio": rate / bare_same, "busy": busy,
+             "phases": phases, "execution": dict(stats.execution),
              "verdicts": dict(stats.verdicts), "workers": workers, "gpus": gpus}))
 
 

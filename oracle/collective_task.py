@@ -77,7 +77,7 @@ def run_interpret(task, spec, rendered) -> dict:
         kernel = _load(task, spec, rendered)
     except Exception:  # noqa: BLE001
         return {"status": "harness", "text": traceback.format_exc()}
-    with _Fd2Redirect(task["stderr_path"]):
+    with _Fd2Redirect(task["stderr_path"], stdout=True):
         try:
             result = execute(task, spec, rendered, kernel, "cpu")
         except BaseException:  # noqa: BLE001 - the interpreter's failure is data
@@ -95,7 +95,7 @@ def prepare_device(task, spec, rendered) -> dict:
         kernel = _load(task, spec, rendered)
     except Exception:  # noqa: BLE001
         return {"status": "harness", "text": traceback.format_exc()}
-    with _Fd2Redirect(task["stderr_path"]):
+    with _Fd2Redirect(task["stderr_path"], stdout=True):
         try:
             c = spec.collective
             bases = torch.zeros(spec.ranks, dtype=torch.int64)

@@ -145,7 +145,7 @@ def run_pair(task, spec, caps, ir_dir: Path) -> dict:
             return {"kind": kind, "status": "nothing", "changes": []}
     (Path(task["task_dir"]) / PAIR_MARK).write_text(kind or "")
     start = time.perf_counter()
-    with _Fd2Redirect(task["stderr_path"]):
+    with _Fd2Redirect(task["stderr_path"], stdout=True):
         try:
             if kind == "layout":
                 _compile_layout_pair(task, spec, mutation, ir_dir)
@@ -209,7 +209,7 @@ def _memory_model(task, compiled, result):
 
 def _run_compiler(task, kernel, rendered, ir_dir):
     start = time.perf_counter()
-    with _Fd2Redirect(task["stderr_path"]):
+    with _Fd2Redirect(task["stderr_path"], stdout=True):
         try:
             compiled = compat.compile_for_amd(kernel, rendered.args, task["arch"], rendered.options, rendered.env)
         except BaseException:  # noqa: BLE001 - every compiler failure is data

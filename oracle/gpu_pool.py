@@ -15,7 +15,7 @@ from pebble import ProcessExpired, ProcessPool
 
 from gfxhound.stacks import dump_stacks_on_sigusr1
 
-from .pool import single_threaded
+from .pool import close_pool, pebble_workers, quiet_worker, single_threaded
 from .run_task import known_good, launch_device
 
 
@@ -26,8 +26,8 @@ class DeviceWedged(Exception):
     """The GPU does not run a known-good kernel after its worker was replaced."""
 
 
-def _gpu_init(env: dict, index: int, cache: str):
-    os.dup2(2, 1)  # what a worker prints (Triton's "Overriding kernel ...") must not mix with the CLI's stdout
+def _gpu_init(env: dict, index: int, cache: str, log_dir: str | None = None):
+    quiet_worker(log_dir)  # what a worker prints outside a task must not mix with the CLI's output
     dump_stacks_on_sigusr1()
     single_threaded()  # the compile workers hold the other cores (see oracle/pool.py)
     os.environ.update(env)
@@ -42,8 +42,10 @@ def gpu_count() -> int:
 
 
 class GpuPool:
-    def __init__(self, cache: Path, env: dict, timeout: float, gpus: int | None = None):
+    def __init__(self, cache: Path, env: dict, timeout: float, gpus: int | None = None,
+                 log_dir: Path | None = None):
         Path(cache).mkdir(parents=True, exist_ok=True)
+        self.log_dir = None if log_dir is None else str(log_dir)
         self.timeout = timeout
         self.count = gpus or max(1, gpu_count())
         self.env, self.cache = dict(env), str(cache)
@@ -55,7 +57,7 @@ class GpuPool:
         self.busy_seconds = 0.0
 
     def _new_pool(self, index: int) -> ProcessPool:
-        return ProcessPool(max_workers=1, initializer=_gpu_init, initargs=(self.env, index, self.cache),
+        return ProcessPool(max_workers=1, initializer=_gpu_init, initargs=(self.env, index, self.cache, self.log_dir),
                            context=multiprocessing.get_context("spawn"))
 
     def idle(self) -> list:
@@ -91,12 +93,7 @@ class GpuPool:
         The whole pool is replaced: asking pebble's worker to exit (a task calling os._exit) raced with pebble's
         bookkeeping on the device machine and left the future unresolved forever, which hung the campaign."""
         self.replaced += 1
-        old = self.pools[index]
-        old.stop()
-        try:
-            old.join(timeout=30)
-        except Exception:  # noqa: BLE001 - a worker that will not go is killed by stop(); nothing else to do
-            pass
+        close_pool(self.pools[index], pebble_workers, cancel=True, wait=30)
         self.pools[index] = self._new_pool(index)
         try:
             future = self.pools[index].schedule(known_good, args=({},), timeout=KNOWN_GOOD_TIMEOUT_S)
@@ -107,7 +104,6 @@ class GpuPool:
             raise DeviceWedged(f"GPU {index} did not run a known-good kernel after its worker was replaced "
                                f"({check.get('text', '')[:200]}); reset the device and start again")
 
-    def close(self):
+    def close(self, wait: float = 10.0):
         for pool in self.pools:
-            pool.stop()
-            pool.join(timeout=30)
+            close_pool(pool, pebble_workers, cancel=True, wait=wait)

@@ -38,7 +38,8 @@ def judge_compile(outcome: dict, spec_hash: str, target: str, toolchain: str, op
         reason = environment_reason(outcome.get("text", ""))
     message = summary["message"]
     if status == "timeout":  # what the user needs to judge a blow-up; the signature keeps the time out
-        message = f"compile did not finish in {outcome.get('duration', 0):.0f} s (stage {summary['stage'] or '?'})"
+        message = (outcome.get("message") or f"compile did not finish in {outcome.get('duration', 0):.0f} s") + \
+            f" (stage {summary['stage'] or '?'})"
     return Execution(verdict=summary["verdict"], stage=summary["stage"], message=message,
                      normalised=summary["normalised"], frames=summary["frames"], signature=summary["signature"],
                      reason=reason, **base)

@@ -37,11 +37,32 @@ def single_threaded():
         sys.modules["torch"].set_num_threads(1)
 
 
-def _worker_init(root: str, env: dict, shared_cache: bool = False):
+def quiet_worker(log_dir: str | None):
+    """A worker's own output (what it prints outside any task: warnings, Triton's notices) goes to its log file,
+    and never to the CLI's stdout; a task's output goes to the task's file (compile_task._Fd2Redirect), which is
+    the finding's record. With no log dir (--verbose) it stays on the console's stderr."""
+    if log_dir is None:
+        os.dup2(2, 1)
+        return
+    fd = os.open(str(Path(log_dir) / f"worker-{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def worker_output(log_dir: Path) -> dict:
+    """What the workers printed outside their tasks: line count and the last lines, for the summary."""
+    lines = []
+    for log in sorted(log_dir.glob("worker-*.log")) if log_dir.is_dir() else []:
+        lines += [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    return {"lines": len(lines), "last": lines[-5:]}
+
+
+def _worker_init(root: str, env: dict, shared_cache: bool = False, log_dir: str | None = None):
     # Ctrl-C reaches the whole process group: the campaign handles it and closes the pool; a worker that died of
     # it would break the pool under the campaign's feet first
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.dup2(2, 1)  # what a worker prints (Triton's "Overriding kernel ...") must not mix with the CLI's stdout
+    quiet_worker(log_dir)
     dump_stacks_on_sigusr1()
     single_threaded()
     os.environ.update(env)
@@ -53,18 +74,33 @@ def _worker_init(root: str, env: dict, shared_cache: bool = False):
 
 class CompilePool:
     def __init__(self, workers: int, timeout: float, env: dict | None = None, root: str | None = None,
-                 max_tasks: int = 400, llc: str | None = None, shared_cache: bool = False):
+                 max_tasks: int = 400, llc: str | None = None, shared_cache: bool = False, verbose: bool = True):
         self.llc = llc
         self.backend = "interpret" if (env or {}).get("TRITON_INTERPRET") == "1" else (
             "device" if shared_cache else "compile")
         self.root = Path(root or tempfile.mkdtemp(prefix="gfxhound-pool-"))
         self.root.mkdir(parents=True, exist_ok=True)
+        self.log_dir = None if verbose else self.root / "logs"
+        if self.log_dir is not None:
+            self.log_dir.mkdir(exist_ok=True)
+        self.worker_output = {"lines": 0, "last": []}  # filled by close()
         self.timeout = timeout
         self.counter = 0
         self._lock = threading.Lock()  # reductions submit from several threads (reduce_spec's jobs)
-        self.pool = ProcessPool(max_workers=workers, max_tasks=max_tasks, initializer=_worker_init,
-                                initargs=(str(self.root), dict(env or {}), shared_cache),
-                                context=multiprocessing.get_context("spawn"))
+        self.settings = dict(max_workers=workers, max_tasks=max_tasks, initializer=_worker_init,
+                             initargs=(str(self.root), dict(env or {}), shared_cache,
+                                       None if self.log_dir is None else str(self.log_dir)),
+                             context=multiprocessing.get_context("spawn"))
+        self.pool = ProcessPool(**self.settings)
+
+    def healthy(self) -> bool:
+        """False once pebble has given up on the pool (its status ERROR: nothing more can be scheduled)."""
+        return self.pool.active
+
+    def restart(self):
+        """A fresh pebble pool with the same workers' set-up, after the old one broke (see Campaign.restart)."""
+        close_pool(self.pool, pebble_workers, cancel=True, wait=10)
+        self.pool = ProcessPool(**self.settings)
 
     def submit(self, spec_json: dict, caps_json: dict, arch: str, fn=None, timeout: float | None = None,
                extra: dict | None = None):
@@ -76,8 +112,9 @@ class CompilePool:
         task_dir.mkdir(parents=True, exist_ok=True)
         task = {"spec": spec_json, "caps": caps_json, "arch": arch, "task_dir": str(task_dir),
                 "empty_cache": True, "backend": self.backend,
-                "stderr_path": str(task_dir / "stderr.txt"), "llc": self.llc, **(extra or {})}
-        future = self.pool.schedule(fn, args=(task,), timeout=timeout or self.timeout)
+                "stderr_path": str(task_dir / "stderr.txt"), "llc": self.llc, "timeout": timeout or self.timeout,
+                **(extra or {})}
+        future = self.pool.schedule(fn, args=(task,), timeout=task["timeout"])
         return task, future
 
     def outcome(self, task, future) -> dict:
@@ -85,7 +122,7 @@ class CompilePool:
         try:
             result = future.result()
         except FutureTimeout:
-            result = {"status": "timeout", "duration": self.timeout}
+            result = {"status": "timeout", "duration": task.get("timeout", self.timeout)}
         except ProcessExpired as exc:
             code = exc.exitcode
             result = {"status": "died", "ended": f"signal:{-code}" if code and code < 0 else f"exit:{code}"}
@@ -100,10 +137,47 @@ class CompilePool:
     def discard(self, task):
         shutil.rmtree(task["task_dir"], ignore_errors=True)
 
-    def close(self, cancel=False):
-        if cancel:
-            self.pool.stop()
-        else:
-            self.pool.close()
-        self.pool.join(timeout=30)
+    def close(self, cancel=False, wait: float = 30.0):
+        """Stop the pool within `wait` seconds whatever its workers do. pebble's join() after stop() has no
+        timeout, and a worker it has not terminated outlives the campaign: Python's exit joins every
+        multiprocessing child, so one compile that ignores SIGTERM long enough kept a finished campaign from
+        exiting. The join runs in a thread we stop waiting for; what is still alive after it is killed."""
+        close_pool(self.pool, pebble_workers, cancel, wait)
+        if self.log_dir is not None:
+            self.worker_output = worker_output(self.log_dir)
+            if self.worker_output["lines"]:  # kept for whoever wants to read them; the summary says where
+                kept = Path(tempfile.mkdtemp(prefix="gfxhound-worker-logs-"))
+                for log in self.log_dir.glob("worker-*.log"):
+                    shutil.move(str(log), kept / log.name)
+                self.worker_output["kept_in"] = str(kept)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def close_pool(pool, workers_of, cancel: bool, wait: float):
+    """Close (finish queued work) or stop (drop it) a pebble pool, then make sure its workers are gone.
+    `workers_of(pool)` lists the pool's worker processes; asked before and after, so a replacement started in
+    between is not missed."""
+    before = workers_of(pool)
+    if cancel:
+        pool.stop()
+    else:
+        pool.close()
+
+    def join():
+        try:
+            pool.join(timeout=wait)
+        except Exception:  # noqa: BLE001 - still running after `wait`: stop it; its workers are killed below
+            pool.stop()
+    joiner = threading.Thread(target=join, name="gfxhound-pool-join", daemon=True)
+    joiner.start()
+    joiner.join(wait + 5)
+    for process in before + [p for p in workers_of(pool) if p not in before]:
+        if process.is_alive():
+            process.kill()
+            process.join(2)
+
+
+def pebble_workers(pool) -> list:
+    """A pebble pool's worker processes now (kept by its worker manager; pebble has no public accessor)."""
+    manager = getattr(getattr(pool, "_pool_manager", None), "worker_manager", None)
+    return list(getattr(manager, "workers", {}).values())

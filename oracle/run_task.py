@@ -153,7 +153,7 @@ def run_interpret(task: dict) -> dict:
             return {"status": "ub", "text": str(exc), "features": rendered.features.to_json()}
     except Exception:  # noqa: BLE001 - a harness failure must never look like a compiler bug
         return {"status": "harness", "text": traceback.format_exc()}
-    with _Fd2Redirect(task["stderr_path"]):
+    with _Fd2Redirect(task["stderr_path"], stdout=True):
         try:
             result = _execute(task, spec, rendered, kernel, expected, "cpu")
         except BaseException:  # noqa: BLE001 - the interpreter's failure is data
@@ -167,11 +167,13 @@ def run_interpret(task: dict) -> dict:
 def prepare_device(task: dict) -> dict:
     """CPU side of a device run: the reference, and the compile (the JIT's warm-up fills the shared cache)."""
     task_dir = Path(task["task_dir"])
+    began = time.perf_counter()
     try:
         spec, caps, rendered = _setup(task, ir_stage=True)
         if spec.family in FAMILY_TASKS:  # another family's run task
             return FAMILY_TASKS[spec.family].prepare_device(task, spec, rendered)
         kernel = load_kernel(rendered.source, task_dir / "kernel.py", rendered.kernel_name)
+        set_up = time.perf_counter()
         try:
             expected = reference(spec, caps, "device", task.get("device_kind", "cuda"))
         except UndefinedBehaviour as exc:
@@ -179,7 +181,8 @@ def prepare_device(task: dict) -> dict:
     except Exception:  # noqa: BLE001
         return {"status": "harness", "text": traceback.format_exc()}
     start = time.perf_counter()
-    with _Fd2Redirect(task["stderr_path"]):
+    phases = {"setup_s": set_up - began, "reference_s": start - set_up}  # where a worker's time goes
+    with _Fd2Redirect(task["stderr_path"], stdout=True):
         try:
             plant = task.get("plant")
             if plant and PLANTS[plant].ir_edit:
@@ -189,7 +192,7 @@ def prepare_device(task: dict) -> dict:
             if (spec.pair or {}).get("kind") in LAUNCH_KINDS:  # the pair's compile too: the GPU worker only runs
                 _warmup(spec, _pair_rendered(spec, rendered), kernel, task)
             result = {"status": "ok", "expected": expected, "duration": time.perf_counter() - start,
-                      "kernel_hash": getattr(compiled, "hash", None)}
+                      "kernel_hash": getattr(compiled, "hash", None), **phases}
         except BaseException:  # noqa: BLE001 - every compiler failure is data
             os.write(2, traceback.format_exc().encode(errors="replace"))
             result = {"status": "exception", "phase": "compile", "duration": time.perf_counter() - start}

@@ -58,3 +58,56 @@ def die_in_pair(task):
         return run_compile(task)
     finally:
         compat.compile_for_amd = original
+
+
+def quick_ok(task):
+    """No compile at all: an instant success, so a test can run hundreds of kernels around one planted fault."""
+    import time
+    time.sleep(0.05)
+    return {"status": "ok", "duration": 0.05}
+
+
+def blowup(task, index):
+    """The kernel numbered `index` compiles for ten minutes (a compile-time blow-up), every other one at once.
+    (Bind `index` with functools.partial: a pool pickles its task function.)"""
+    import time
+    if task["spec"].get("meta", {}).get("index") == index:
+        time.sleep(600)
+    return quick_ok(task)
+
+
+def hang_from(task, index):
+    """From kernel `index` on, every compile hangs and ignores SIGTERM (only SIGKILL ends it): what a deadline
+    must survive."""
+    import time
+    if task["spec"].get("meta", {}).get("index", 0) >= index:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(1)
+    return quick_ok(task)
+
+
+def noisy(task):
+    """Prints on the worker's own stderr outside any task's capture, then compiles for real."""
+    os.write(2, b"gfxhound-test: noise from a worker\n")
+    return quick_ok(task)
+
+
+def slow(task, index, seconds):
+    """The kernel numbered `index` takes `seconds` (more than its first run's limit, less than its second's)."""
+    import time
+    if task["spec"].get("meta", {}).get("index") == index:
+        time.sleep(seconds)
+    return quick_ok(task)
+
+
+def die_after_returning(task):
+    """Returns its result, then its worker dies (SIGSEGV) while idle: pebble then gives up on the whole pool."""
+    import threading
+    import time
+
+    def later():
+        time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGSEGV)
+    threading.Thread(target=later, daemon=True).start()
+    return {"status": "ok", "duration": 0.0}

@@ -18,8 +18,9 @@ from .config import CampaignConfig, CampaignError, parse_budget  # noqa: F401 - 
 from .probe import Probing
 from .record import Recording
 from .stats import Stats, features_of, summary_json  # noqa: F401
+from .timeouts import TimeoutPolicy
 
-DRAIN_GRACE_S = 60  # see Campaign.drain_expired
+HARD_STOP_WAIT_S = 10  # after the grace (or a second Ctrl-C), how long the pools get to go before being killed
 
 
 class Campaign(Probing, Recording):
@@ -34,15 +35,51 @@ class Campaign(Probing, Recording):
         self.caps: dict[str, Capabilities] = {}
         self.toolchain = ""
         self.toolchain_detail = {}
+        self.looping = False  # probing is over and kernels are being submitted
+        self.in_flight, self.gpu_queue, self.gpu_running = [], [], []
+        self.confirm_queue = []  # suspected blow-ups waiting for their second run (timeouts.py)
+        self.drain_deadline = None
+        adaptive = config.backend in ("compile", "device")  # compile-time blow-ups; the interpreter keeps its limit
+        self.limits = TimeoutPolicy(config.timeout, floor=config.timeout_floor,
+                                    factor=config.timeout_factor if adaptive else 0.0)
+        self.worker_output = {"lines": 0, "last": []}
+        self.budget_end = float("inf")  # set when the loop starts (run)
 
-    # --- the loop ------------------------------------------------------------------------------------------------
+    # --- stopping ------------------------------------------------------------------------------------------------
+    def request_stop(self, reason: str, grace: float | None = None) -> bool:
+        """A first Ctrl-C or SIGTERM (the CLI's signal handler calls this): no new kernels, and what is in flight
+        gets `grace` seconds (the configured grace unless given). Returns False when the caller should stop at
+        once instead: a second signal, or one that came while the campaign was still probing (nothing in
+        flight worth waiting for)."""
+        if self.stats.stopped_by or not self.looping:
+            return False
+        self.stats.stopped_by = reason
+        self.stats.interrupted = True
+        self.drain_deadline = time.time() + (self.config.grace if grace is None else grace)
+        return True
+
     def budget_left(self):
+        if self.stats.stopped_by:
+            return False
         if self.config.kernels is not None and self.stats.kernels >= self.config.kernels:
             return False
-        if self.config.seconds is not None and time.time() - self.stats.started >= self.config.seconds:
+        if self.config.seconds is not None and time.time() >= self.budget_end:
             return False
         return True
 
+    def drain_expired(self) -> bool:
+        """Once no more kernels are submitted (the budget is spent, or a stop was asked), what is in flight gets
+        the grace, then the campaign ends and its pools are stopped: a time budget is a promise."""
+        if self.budget_left():
+            return False
+        if self.drain_deadline is None:
+            self.drain_deadline = time.time() + self.config.grace
+        return time.time() > self.drain_deadline
+
+    def pending(self) -> int:
+        return len(self.in_flight) + len(self.gpu_queue) + len(self.gpu_running) + len(self.confirm_queue)
+
+    # --- the loop ------------------------------------------------------------------------------------------------
     def run(self) -> Stats:
         cfg = self.config
         env = dict(cfg.worker_env)
@@ -51,18 +88,26 @@ class Campaign(Probing, Recording):
         if self.task_fn is None and cfg.backend != "compile":
             self.task_fn = self._probe_fn()
         pool = CompilePool(cfg.workers, cfg.timeout, env, llc=cfg.llc,
-                           shared_cache=cfg.backend == "device")
+                           shared_cache=cfg.backend == "device", verbose=cfg.verbose)
         if cfg.backend == "device":
             from gfxhound.oracle.gpu_pool import GpuPool
-            self.gpus = GpuPool(pool.root / "cache" / "shared", env, cfg.timeout)
+            self.gpus = GpuPool(pool.root / "cache" / "shared", env, cfg.timeout, log_dir=pool.log_dir)
         cancel = True
+        began = self.config.clock_start or time.time()
         try:
             self.probe(pool)
             self.stats.started = time.time()
+            self.stats.phases["startup"] = self.stats.started - began
+            # a time budget is the command's: it counts from the start, probing included, but a probe that took
+            # (nearly) all of it still leaves the kernels min(budget, 10 s)
+            if cfg.seconds is not None:
+                self.budget_end = max(began + cfg.seconds, self.stats.started + min(cfg.seconds, 10.0))
+            self.looping = True
             self.loop(pool)
-            cancel = self.stats.unfinished > 0
-        except KeyboardInterrupt:
+            cancel = self.pending() > 0
+        except KeyboardInterrupt:  # a second Ctrl-C, or one while probing: stop now, keep what was found
             self.stats.interrupted = True
+            self.stats.stopped_by = self.stats.stopped_by or "interrupt"
         except RuntimeError as exc:  # pebble's pool broke: a Ctrl-C that killed a starting worker does that
             if "Unexpected error within the Pool" not in str(exc):
                 raise
@@ -79,10 +124,16 @@ class Campaign(Probing, Recording):
                     raise CampaignError(str(exc)) from None
             raise
         finally:
+            stopping = time.time()
+            self.stats.unfinished = (self.pending() + self.stats.killed_while_stopping) if self.looping else 0
             if getattr(self, "gpus", None) is not None:
                 self.gpus_busy = self.gpus.busy_seconds
-                self.gpus.close()
-            pool.close(cancel=cancel)
+                self.stats.phases["gpu_busy"] = self.gpus.busy_seconds
+                self.gpus.close(wait=HARD_STOP_WAIT_S)
+            pool.close(cancel=cancel, wait=HARD_STOP_WAIT_S if cancel else 30.0)
+            self.worker_output = pool.worker_output
+            self.stats.timeouts = self.limits.summary()
+            self.stats.phases["stop"] = time.time() - stopping
         return self.stats
 
     def loop(self, pool):
@@ -98,48 +149,87 @@ class Campaign(Probing, Recording):
         extra = {"plant": cfg.plant} if cfg.plant else {}
         if cfg.backend == "device":
             extra["device_kind"] = self.gpus.kind
-        caps_json = {arch: caps.to_json() for arch, caps in self.caps.items()}  # serialised once, sent per task
-        in_flight, turn, submitted = [], 0, 0
-        self.drain_deadline = None
-        self.gpu_queue, self.gpu_running = [], []  # device: prepared kernels waiting for / running on a GPU
+        self.caps_json = {arch: caps.to_json() for arch, caps in self.caps.items()}  # serialised once
+        self.extra = extra
+        turn, submitted = 0, 0
+        phases = self.stats.phases
         while True:
-            while len(in_flight) < cfg.workers * 2 and len(self.gpu_queue) < 8 and self.budget_left() and (
+            mark = time.perf_counter()
+            if not pool.healthy():
+                self.restart(pool)
+            self.submit_confirmations(pool)
+            while len(self.in_flight) < cfg.workers * 2 and len(self.gpu_queue) < 8 and self.budget_left() and (
                     cfg.kernels is None or submitted < cfg.kernels):
                 arch, stream = streams[turn % len(streams)]
                 turn += 1
                 spec = next(stream, None)
                 if spec is None:
                     break
-                task, future = pool.submit(spec.to_json(), caps_json[arch], arch, extra=extra,
-                                           **({"fn": self.task_fn} if self.task_fn else {}))
-                in_flight.append((spec, arch, task, future))
+                self.submit(pool, spec, arch, self.limits.first_limit(arch))
                 submitted += 1
             self.dispatch_gpus()
-            if not in_flight and not self.gpu_queue and not self.gpu_running:
+            phases["generate"] += time.perf_counter() - mark
+            if not self.pending():
                 return
-            wait([item[3] for item in in_flight] + [item[-1] for item in self.gpu_running], timeout=1.0,
+            mark = time.perf_counter()
+            wait([item[3] for item in self.in_flight] + [item[-1] for item in self.gpu_running], timeout=1.0,
                  return_when=FIRST_COMPLETED)
-            for item in [item for item in in_flight if item[3].done()]:
-                in_flight.remove(item)
+            phases["wait"] += time.perf_counter() - mark
+            mark = time.perf_counter()
+            if not pool.healthy():  # before judging: what the broken pool failed is submitted again, not judged
+                self.restart(pool)
+            for item in [item for item in self.in_flight if item[3].done()]:
+                self.in_flight.remove(item)
                 self.finish_one(pool, *item)
             for item in [item for item in self.gpu_running if item[-1].done()]:
                 self.gpu_running.remove(item)
                 spec, arch, task, prepared, index, future = item
                 launched = self.gpus.collect(index, task, future)
                 self.complete(pool, spec, arch, task, self.merge_launch(prepared, launched))
+            phases["record"] += time.perf_counter() - mark
             self.on_progress(self.stats)
             if self.drain_expired():
-                self.stats.unfinished = len(in_flight) + len(self.gpu_queue) + len(self.gpu_running)
                 return
 
-    def drain_expired(self) -> bool:
-        """Once no more kernels are submitted, what is in flight gets one task timeout (each task has its own) plus
-        a grace period: a campaign with a time budget ends close to it even if something hangs past its timeout."""
-        if self.budget_left():
-            return False
-        if self.drain_deadline is None:
-            self.drain_deadline = time.time() + self.config.timeout + DRAIN_GRACE_S
-        return time.time() > self.drain_deadline
+    def submit(self, pool, spec, arch, limit, confirm_of=None):
+        extra = dict(self.extra, first_limit=confirm_of) if confirm_of else self.extra
+        for attempt in (1, 2):
+            try:
+                task, future = pool.submit(spec.to_json(), self.caps_json[arch], arch, extra=extra, timeout=limit,
+                                           **({"fn": self.task_fn} if self.task_fn else {}))
+                break
+            except RuntimeError:
+                if attempt == 2 or pool.healthy():
+                    raise
+                self.restart(pool)
+        self.in_flight.append((spec, arch, task, future))
+
+    def restart(self, pool):
+        """pebble gives up on its whole pool when a worker dies while no task is running (a worker that crashes
+        on its way out after a task, say): every pending task fails with BrokenProcessPool and nothing more can
+        be scheduled. That is pebble's bookkeeping, not a kernel's doing: start a fresh pool and submit again
+        what was in flight and not finished (each kernel once more; counted in the summary)."""
+        from concurrent.futures.process import BrokenProcessPool
+        self.stats.pool_restarts += 1
+        pool.restart()
+        again = []
+        for item in self.in_flight:
+            future = item[3]
+            if not future.done() or isinstance(future.exception(), (BrokenProcessPool, RuntimeError)):
+                again.append(item)
+        for item in again:
+            self.in_flight.remove(item)
+        for spec, arch, task, _ in again:
+            pool.discard(task)
+            self.submit(pool, spec, arch, task["timeout"], confirm_of=task.get("first_limit"))
+
+    def submit_confirmations(self, pool):
+        """A suspected blow-up runs again with a longer limit, one at a time: the confirmation must not take
+        the workers the campaign's new kernels need (timeouts.py). Not after the budget: counted unfinished."""
+        confirming = sum(1 for item in self.in_flight if item[2].get("first_limit"))
+        if self.confirm_queue and not confirming and self.budget_left():
+            spec, arch, first = self.confirm_queue.pop(0)
+            self.submit(pool, spec, arch, self.limits.confirm_limit(first), confirm_of=first)
 
     def dispatch_gpus(self):
         """Keep every GPU busy with one kernel at a time (a fault must be seen before the next launch)."""
@@ -154,6 +244,8 @@ class Campaign(Probing, Recording):
     def merge_launch(self, prepared, launched):
         ex = self.stats.execution
         ex["prepare_ms"] += int(1000 * prepared.get("duration", 0))
+        ex["setup_ms"] += int(1000 * prepared.get("setup_s", 0))
+        ex["reference_ms"] += int(1000 * prepared.get("reference_s", 0))
         ex["launch_ms"] += int(1000 * launched.get("duration", 0))
         ex["first_run_ms"] += int(1000 * launched.get("first_run_s", 0))
         ex["launched"] += 1

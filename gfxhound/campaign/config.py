@@ -17,7 +17,12 @@ class CampaignConfig:
     kernels: int | None = None
     workers: int = 2
     seed: int = 0
-    timeout: float = 60.0
+    timeout: float = 60.0  # the ceiling: no compile gets longer (a first run gets less: see timeouts.py)
+    timeout_floor: float = 10.0  # the least a first run gets once the median is known
+    timeout_factor: float = 10.0  # a first run gets this many times the running median
+    grace: float = 30.0  # after the budget or a first Ctrl-C/SIGTERM, in-flight kernels get this long
+    clock_start: float | None = None  # when the time budget began (the CLI's start); None: when run() begins
+    verbose: bool = False  # workers' own output on the console instead of their log files
     max_ops: int = 24
     worker_env: dict = field(default_factory=dict)
     caps_cache: str | None = None

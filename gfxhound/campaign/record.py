@@ -32,10 +32,50 @@ class Recording:
 
     def finish_one(self, pool, spec, arch, task, future):
         outcome = pool.outcome(task, future)
+        if outcome["status"] in ("ok", "exception") and not task.get("first_limit"):
+            self.limits.observe(arch, outcome.get("duration", 0))
+        if self.suspected(pool, spec, arch, task, outcome) or self.killed_from_outside(pool, task, outcome):
+            return
         if self.config.backend == "device" and outcome["status"] == "ok" and "expected" in outcome:
             self.gpu_queue.append((spec, arch, task, outcome))  # compiled, reference ready: to a GPU next
             return
         self.complete(pool, spec, arch, task, outcome)
+
+    def killed_from_outside(self, pool, task, outcome) -> bool:
+        """A worker that died of SIGTERM or SIGINT was killed by someone else (CI cancelling the job signals the
+        whole process group; no compiler raises them): never a crash finding. Counted unfinished while the
+        campaign stops, unresolved otherwise."""
+        if outcome["status"] != "died" or outcome.get("ended") not in ("signal:15", "signal:2"):
+            return False
+        if self.stats.stopped_by:
+            self.stats.killed_while_stopping += 1
+        else:
+            self.stats.kernels += 1
+            self.stats.verdicts["unresolved"] += 1
+            self.stats.unresolved[f"a worker was killed from outside the campaign ({outcome['ended']})"] += 1
+        pool.discard(task)
+        return True
+
+    def suspected(self, pool, spec, arch, task, outcome) -> bool:
+        """A first run past its adaptive limit waits for its second run (timeouts.py); a second run that ran out
+        too is a timeout whose message gives both limits."""
+        counts, limit = self.limits.counts, task["timeout"]
+        first = task.get("first_limit")
+        if outcome["status"] != "timeout":
+            counts["cleared"] += bool(first)
+            return False
+        if first:
+            counts["confirmed"] += 1
+            counts["seconds_on_blowups"] += first + limit
+            outcome["message"] = self.limits.message(arch, first, limit)
+            return False
+        if self.limits.confirm_limit(limit) is None:
+            counts["seconds_on_blowups"] += limit
+            return False
+        counts["suspected"] += 1
+        self.confirm_queue.append((spec, arch, limit))
+        pool.discard(task)
+        return True
 
     def complete(self, pool, spec, arch, task, outcome):
         caps = self.caps[arch]
@@ -127,6 +167,13 @@ class Recording:
                        "ir_dir": outcome.get("ir_dir"), **({"phase": "run"} if "fatal" in pair else {})}
         return second, second_arch, outcome
 
+    def _repro_timeout(self, execution, task) -> int:
+        """A blow-up's repro waits as long as the run that confirmed it (it must time out where the campaign's
+        did); any other repro gets twice the ceiling, so a slow machine does not turn its failure into a hang."""
+        if execution.verdict == "timeout" and task.get("first_limit"):
+            return max(1, int(task["timeout"]))
+        return int(self.config.timeout * 2)
+
     def record(self, execution, spec, rendered, caps, task):
         from gfxhound.fuzz.forced import forced
         label = forced(spec.launch.env, execution.target)
@@ -135,7 +182,7 @@ class Recording:
         mutated = Path(task["task_dir"]) / "ir" / "kernel.mutated.ttgir"
         ttgir = mutated.read_text() if (spec.pair or {}).get("kind") == "layout" and mutated.exists() else None
         repro = write_repro(execution, spec, rendered, caps, backend=self.config.backend, toolchain=self.toolchain,
-                            timeout_s=int(self.config.timeout * 2), lld=self.config.lld, llc=self.config.llc,
+                            timeout_s=self._repro_timeout(execution, task), lld=self.config.lld, llc=self.config.llc,
                             ttgir=ttgir, device_kind=self.gpus.kind if getattr(self, "gpus", None) else "")
         output = Path(task.get("stderr_path", ""))  # what the compiler printed: the record, not the console
         files = example_files(spec.dumps(), execution.dumps(), caps.dumps(), repro,

@@ -22,7 +22,12 @@ class Stats:
     coverage: Counter = field(default_factory=Counter)
     started: float = field(default_factory=time.time)
     interrupted: bool = False
-    unfinished: int = 0  # kernels still in flight when the drain after the budget ran out of time
+    unfinished: int = 0  # kernels still in flight (or waiting for a second run) when the campaign stopped
+    killed_while_stopping: int = 0  # workers the stopping signal reached too (counted in unfinished)
+    pool_restarts: int = 0  # times pebble gave up on the worker pool and a fresh one took over (Campaign.restart)
+    stopped_by: str = ""  # "" (the budget or the generator ran out), "interrupt" (Ctrl-C) or "terminate" (SIGTERM)
+    phases: Counter = field(default_factory=Counter)  # seconds: the main loop's (generate, wait, record), GPUs'
+    timeouts: dict = field(default_factory=dict)  # the adaptive timeouts' figures (timeouts.py)
     compile_seconds: float = 0.0
     verdict_of: dict = field(default_factory=dict)  # spec hash -> verdict, for this run
     resources: Counter = field(default_factory=Counter)  # static facts of the kernels that compiled
@@ -54,6 +59,7 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
         "toolchain": toolchain, "targets": config.targets, "backend": config.backend, "seed": config.seed,
         "kernels": stats.kernels, "duration_s": round(duration, 2), "kernels_per_s": round(stats.kernels / max(
             duration, 1e-9), 3), "interrupted": stats.interrupted, "unfinished": stats.unfinished,
+        "stopped_by": stats.stopped_by, "pool_restarts": stats.pool_restarts, "phases_s": _phases(stats, duration), "timeouts": stats.timeouts,
         "verdicts": dict(stats.verdicts),
         "user_error_share": round(stats.verdicts.get("user_error", 0) / n, 4),
         "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["signature"]),
@@ -68,6 +74,17 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
     summary["coverage_floors"] = check(summary["coverage"], stats.kernels, summary["user_error_share"],
                                        excluded_features(config.backend) if config.backend != "compile" else ())
     return summary
+
+
+def _phases(stats: Stats, duration: float) -> dict:
+    """Where the time went. The main loop's own seconds (generate and submit, wait for a result, judge and record)
+    add up to its wall time; compile is worker-seconds summed over kernels (with N workers, up to N x wall);
+    gpu_busy is GPU-worker seconds in launches. A main loop mostly in `wait` with compile near N x wall is a
+    campaign at the machine's speed."""
+    phases = {k: round(v, 2) for k, v in stats.phases.items()}
+    phases["compile"] = round(stats.compile_seconds, 2)
+    phases["wall"] = round(duration, 2)
+    return phases
 
 
 def _planted_summary(planted, name) -> dict:

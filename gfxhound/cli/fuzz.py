@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -30,7 +31,15 @@ def add_fuzz(sub):
     fuzz.add_argument("--shard", default="0/1", help="I/N: this machine's share of a campaign over N machines "
                       "(disjoint seeds; merge the corpora afterwards with 'gfxhound corpus merge')")
     fuzz.add_argument("--corpus", default="corpus")
-    fuzz.add_argument("--timeout", type=float, default=60.0, help="seconds per compile before it is a timeout")
+    fuzz.add_argument("--timeout", type=float, default=60.0,
+                      help="the most seconds a compile may take; a first run gets 10x the running median (at least "
+                           "10 s), and a kernel past that runs once more before it is a timeout")
+    fuzz.add_argument("--grace", type=float, default=30.0,
+                      help="seconds kernels still in flight get after the budget or a first Ctrl-C; then the "
+                           "workers are stopped and the summary written (a second Ctrl-C, or SIGTERM, stops at once)")
+    fuzz.add_argument("--verbose", action="store_true",
+                      help="show the workers' own output on the console (by default it goes to each finding's "
+                           "record, or is counted in the summary)")
     fuzz.add_argument("--max-ops", type=int, default=24)
     fuzz.add_argument("--llc", default="off",
                       help="also run `llc -verify-machineinstrs` on every kernel's LLVM IR: off, auto (Debian's "
@@ -74,6 +83,8 @@ def _device_target():
 
 
 def cmd_fuzz(args):
+    import time
+    clock_start = time.time()  # a time budget is the whole command's
     from rich.console import Console
 
     from gfxhound.campaign import Campaign, CampaignConfig, parse_budget, summary_json
@@ -88,6 +99,8 @@ def cmd_fuzz(args):
         raise UserError("--workers must be at least 1")
     if args.timeout <= 0:
         raise UserError("--timeout must be a positive number of seconds")
+    if args.grace < 0:
+        raise UserError("--grace must be zero or a positive number of seconds")
     if args.max_ops < 1:
         raise UserError("--max-ops must be at least 1")
     seconds, kernels = parse_budget(args.budget)
@@ -143,12 +156,15 @@ def cmd_fuzz(args):
                             seconds=seconds, kernels=kernels, workers=args.workers,
                             seed=_shard_seed(args.seed, args.shard), timeout=args.timeout, max_ops=args.max_ops,
                             worker_env=env, caps_cache=cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld",
-                            family=args.family, collective=collective)
+                            family=args.family, collective=collective, grace=args.grace, verbose=args.verbose,
+                            timeout_floor=min(10.0, args.timeout), clock_start=clock_start)
     console = Console(stderr=True)
     campaign = Campaign(config, on_progress=_progress_printer(console, config) if not args.quiet else None)
-    stats = campaign.run()
+    with _stop_on_signals(campaign):
+        stats = campaign.run()
     summary = summary_json(stats, config, campaign.toolchain)
     summary["toolchain_detail"] = campaign.toolchain_detail
+    summary["worker_output"] = campaign.worker_output
     if config.backend == "compile":  # how many pointers got tt.pointer_range, how many kernels took buffer ops
         from gfxhound.oracle.specialisation_stats import specialisation_shares
         summary["specialisation"] = specialisation_shares(summary["coverage"],
@@ -160,6 +176,39 @@ def cmd_fuzz(args):
     else:
         _print_summary(console, summary)
     return 0
+
+
+class _stop_on_signals:
+    """Ctrl-C and SIGTERM (what CI sends when it cancels a job) end a campaign the same way: the first stops new
+    kernels and gives those in flight the grace, a second stops at once; either way the summary, the corpus and
+    the JSON are written. Only the CLI handles signals: a campaign used as a library stops on KeyboardInterrupt."""
+
+    NAMES = {signal.SIGINT: ("Ctrl-C", "interrupt"), signal.SIGTERM: ("SIGTERM", "terminate")}
+    # SIGTERM comes from a CI runner cancelling the job: it reaches the workers too (they die of it) and SIGKILL
+    # follows within seconds, so nothing is waited for; the summary is written at once. Ctrl-C's workers ignore
+    # it and finish their kernels within the grace.
+    GRACE = {signal.SIGINT: None, signal.SIGTERM: 0.0}
+
+    def __init__(self, campaign):
+        self.campaign = campaign
+
+    def __enter__(self):
+        self.saved = {sig: signal.signal(sig, self.handle) for sig in self.NAMES}
+
+    def __exit__(self, *exc):
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+
+    def handle(self, signum, frame):
+        shown, reason = self.NAMES[signum]
+        if not self.campaign.request_stop(reason, self.GRACE[signum]):
+            raise KeyboardInterrupt
+        if signum == signal.SIGTERM:
+            sys.stderr.write("gfxhound: SIGTERM: stopping now; the summary and the corpus are written\n")
+            return
+        pending, grace = self.campaign.pending(), self.campaign.config.grace
+        sys.stderr.write(f"gfxhound: {shown}: no new kernels; the {pending} in flight get up to {grace:.0f} s, "
+                         f"then the summary is written ({shown} again stops now)\n")
 
 
 def _progress_printer(console, config):
@@ -182,7 +231,7 @@ def _print_summary(console, summary):
     console.print(f"[bold]gfxhound fuzz[/]: {summary['kernels']} kernels in {summary['duration_s']} s "
                   f"({summary['kernels_per_s']}/s) with {summary['toolchain']} on {', '.join(summary['targets'])}"
                   + ("  [yellow](interrupted)[/]" if summary["interrupted"] else "")
-                  + (f"  [yellow]({summary['unfinished']} kernels still running when the budget's drain ended; "
+                  + (f"  [yellow]({summary['unfinished']} kernels still running when the campaign stopped; "
                      "not judged)[/]" if summary.get("unfinished") else ""), highlight=False)
     table = Table()
     table.add_column("verdict")
@@ -209,6 +258,20 @@ def _print_summary(console, summary):
     for miss in summary.get("coverage_floors", {}).get("missed", []):
         console.print(f"[yellow]coverage below its floor[/]: {miss['floor']} in {miss['share']:.1%} of kernels "
                       f"(floor {miss['least']})", highlight=False)
+    blowups = summary.get("timeouts") or {}
+    if blowups.get("suspected"):
+        medians = ", ".join(f"{arch} {m} s" for arch, m in blowups.get("median_s", {}).items())
+        waiting = blowups["suspected"] - blowups.get("confirmed", 0) - blowups.get("cleared", 0)
+        console.print(f"compile-time blow-ups: {blowups['suspected']} kernels ran past {blowups['factor']:.0f}x "
+                      f"the median compile ({medians}; at least {blowups['floor_s']:.0f} s): "
+                      f"{blowups.get('confirmed', 0)} ran out again (timeout findings), {blowups.get('cleared', 0)} "
+                      f"finished on their second run" + (f", {waiting} still waiting for it when the campaign "
+                                                         "stopped" if waiting else ""), highlight=False)
+    stray = summary.get("worker_output") or {}
+    if stray.get("lines"):
+        console.print(f"[dim]the workers printed {stray['lines']} lines outside any kernel's record, kept in "
+                      f"{stray.get('kept_in')} (--verbose shows them); the last: {stray['last'][-1][:160]}[/]",
+                      highlight=False)
     if summary["user_errors"]:
         console.print("[bold]user errors[/] (legitimate rejections; the generator should avoid them):")
         for message, count in summary["user_errors"].items():
