@@ -67,7 +67,8 @@ def main():
     arch = _device_target()
     gpus = torch.cuda.device_count()
     workers = max(1, (os.cpu_count() or 2) - gpus)
-    caps_cache = tempfile.mkdtemp(prefix="bench-dev-caps-")
+    from gfxhound.cli.common import cache_dir
+    caps_cache = cache_dir()  # the capabilities a campaign on this machine probed already (a minute otherwise)
     with tempfile.TemporaryDirectory() as corpus:  # probe once (cached), then generate the kernels
         probe = Campaign(CampaignConfig(targets=[arch], corpus=corpus, backend="device", workers=workers,
                                         timeout=300, worker_env=ENV, caps_cache=caps_cache), specs=[])

@@ -100,7 +100,7 @@ def round_to_format(fmt: FloatFormat, x, mode: str = "rtne"):
     defined); NaN stays NaN. One rounding from float64, never through another format."""
     import torch
     grid = _positive_grid(fmt)
-    mag = x.abs().clamp(max=float(grid[-1]))
+    mag = x.abs().clamp(max=float(grid[-1])).contiguous()  # searchsorted warns (to the worker's log) otherwise
     hi = torch.searchsorted(grid, torch.where(torch.isnan(mag), torch.zeros_like(mag), mag)).clamp(max=len(grid) - 1)
     lo = (hi - 1).clamp(min=0)
     exact = grid[hi] == mag
