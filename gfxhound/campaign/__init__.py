@@ -184,6 +184,8 @@ class Campaign(Probing, Recording):
             for item in [item for item in self.gpu_running if item[-1].done()]:
                 self.gpu_running.remove(item)
                 spec, arch, task, prepared, index, future = item
+                # a GPU worker's whole turn (hand-over, set-up, launch, compare): gpu_busy counts only the launch
+                phases["gpu_worker"] += time.perf_counter() - prepared.pop("dispatched")
                 launched = self.gpus.collect(index, task, future)
                 self.complete(pool, spec, arch, task, self.merge_launch(prepared, launched))
             phases["record"] += time.perf_counter() - mark
@@ -239,6 +241,7 @@ class Campaign(Probing, Recording):
             spec, arch, task, prepared = self.gpu_queue.pop(0)
             future = self.gpus.submit(index, dict(task, kernel_hash=prepared.get("kernel_hash")),
                                       prepared.pop("expected"))
+            prepared["dispatched"] = time.perf_counter()
             self.gpu_running.append((spec, arch, task, prepared, index, future))
 
     def merge_launch(self, prepared, launched):

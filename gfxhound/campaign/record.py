@@ -99,6 +99,7 @@ class Recording:
         stats.kernels += 1
         stats.verdicts[execution.verdict] += 1
         stats.verdict_of[execution.spec_hash] = execution.verdict
+        stats.seconds_of[execution.spec_hash] = execution.duration_s
         stats.compile_seconds += execution.duration_s
         # the worker reports what the kernel exercised; render here only when the worker died before it could
         features = (Features.from_json(outcome["features"]) if "features" in outcome

@@ -30,6 +30,7 @@ class Stats:
     timeouts: dict = field(default_factory=dict)  # the adaptive timeouts' figures (timeouts.py)
     compile_seconds: float = 0.0
     verdict_of: dict = field(default_factory=dict)  # spec hash -> verdict, for this run
+    seconds_of: dict = field(default_factory=dict)  # spec hash -> its compile's seconds (benchmarks pick by it)
     resources: Counter = field(default_factory=Counter)  # static facts of the kernels that compiled
     execution: Counter = field(default_factory=Counter)  # interpret/device: compared and undetermined elements
     planted: Counter = field(default_factory=Counter)  # --plant: runs, flagged, and the verdicts of the rest
