@@ -15,7 +15,7 @@ from pebble import ProcessExpired, ProcessPool
 
 from gfxhound.stacks import dump_stacks_on_sigusr1
 
-from .pool import close_pool, pebble_workers, quiet_worker, single_threaded
+from .pool import close_pool, quiet_worker, single_threaded
 from .run_task import known_good, launch_device
 
 
@@ -93,7 +93,7 @@ class GpuPool:
         The whole pool is replaced: asking pebble's worker to exit (a task calling os._exit) raced with pebble's
         bookkeeping on the device machine and left the future unresolved forever, which hung the campaign."""
         self.replaced += 1
-        close_pool(self.pools[index], pebble_workers, cancel=True, wait=30)
+        close_pool(self.pools[index], cancel=True, wait=30)
         self.pools[index] = self._new_pool(index)
         try:
             future = self.pools[index].schedule(known_good, args=({},), timeout=KNOWN_GOOD_TIMEOUT_S)
@@ -106,4 +106,4 @@ class GpuPool:
 
     def close(self, wait: float = 10.0):
         for pool in self.pools:
-            close_pool(pool, pebble_workers, cancel=True, wait=wait)
+            close_pool(pool, cancel=True, wait=wait)

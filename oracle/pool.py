@@ -99,7 +99,7 @@ class CompilePool:
 
     def restart(self):
         """A fresh pebble pool with the same workers' set-up, after the old one broke (see Campaign.restart)."""
-        close_pool(self.pool, pebble_workers, cancel=True, wait=10)
+        close_pool(self.pool, cancel=True, wait=10)
         self.pool = ProcessPool(**self.settings)
 
     def submit(self, spec_json: dict, caps_json: dict, arch: str, fn=None, timeout: float | None = None,
@@ -142,7 +142,7 @@ class CompilePool:
         timeout, and a worker it has not terminated outlives the campaign: Python's exit joins every
         multiprocessing child, so one compile that ignores SIGTERM long enough kept a finished campaign from
         exiting. The join runs in a thread we stop waiting for; what is still alive after it is killed."""
-        close_pool(self.pool, pebble_workers, cancel, wait)
+        close_pool(self.pool, cancel, wait)
         if self.log_dir is not None:
             self.worker_output = worker_output(self.log_dir)
             if self.worker_output["lines"]:  # kept for whoever wants to read them; the summary says where
@@ -153,11 +153,10 @@ class CompilePool:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def close_pool(pool, workers_of, cancel: bool, wait: float):
-    """Close (finish queued work) or stop (drop it) a pebble pool, then make sure its workers are gone.
-    `workers_of(pool)` lists the pool's worker processes; asked before and after, so a replacement started in
-    between is not missed."""
-    before = workers_of(pool)
+def close_pool(pool, cancel: bool, wait: float):
+    """Close (finish queued work) or stop (drop it) a pebble pool, then make sure its workers are gone. Its
+    workers are asked for before and after, so a replacement started in between is not missed."""
+    before = pebble_workers(pool)
     if cancel:  # pebble stops its workers one by one (SIGTERM, a wait, SIGKILL): 8.5 s for 15 busy workers
         for process in before:
             if process.is_alive():
@@ -174,7 +173,7 @@ def close_pool(pool, workers_of, cancel: bool, wait: float):
     joiner = threading.Thread(target=join, name="gfxhound-pool-join", daemon=True)
     joiner.start()
     joiner.join(wait + 5)
-    for process in before + [p for p in workers_of(pool) if p not in before]:
+    for process in before + [p for p in pebble_workers(pool) if p not in before]:
         if process.is_alive():
             process.kill()
             process.join(2)

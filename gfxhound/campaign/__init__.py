@@ -41,7 +41,7 @@ class Campaign(Probing, Recording):
         self.drain_deadline = None
         adaptive = config.backend in ("compile", "device")  # compile-time blow-ups; the interpreter keeps its limit
         self.limits = TimeoutPolicy(config.timeout, floor=config.timeout_floor,
-                                    factor=config.timeout_factor if adaptive else 0.0)
+                                    factor=config.timeout_factor if adaptive else None)
         self.worker_output = {"lines": 0, "last": []}
         self.budget_end = float("inf")  # set when the loop starts (run)
 
@@ -111,6 +111,9 @@ class Campaign(Probing, Recording):
         except RuntimeError as exc:  # pebble's pool broke: a Ctrl-C that killed a starting worker does that
             if "Unexpected error within the Pool" not in str(exc):
                 raise
+            if self.stats.stopped_by:  # the signal that broke it was handled already (the CLI's handler)
+                self.stats.interrupted = True
+                return self.stats
             try:
                 time.sleep(1.0)  # the same Ctrl-C reaches this process too: let it arrive
             except KeyboardInterrupt:
@@ -155,8 +158,6 @@ class Campaign(Probing, Recording):
         phases = self.stats.phases
         while True:
             mark = time.perf_counter()
-            if not pool.healthy():
-                self.restart(pool)
             self.submit_confirmations(pool)
             while len(self.in_flight) < cfg.workers * 2 and len(self.gpu_queue) < 8 and self.budget_left() and (
                     cfg.kernels is None or submitted < cfg.kernels):

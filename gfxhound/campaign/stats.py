@@ -60,7 +60,8 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
         "toolchain": toolchain, "targets": config.targets, "backend": config.backend, "seed": config.seed,
         "kernels": stats.kernels, "duration_s": round(duration, 2), "kernels_per_s": round(stats.kernels / max(
             duration, 1e-9), 3), "interrupted": stats.interrupted, "unfinished": stats.unfinished,
-        "stopped_by": stats.stopped_by, "pool_restarts": stats.pool_restarts, "phases_s": _phases(stats, duration), "timeouts": stats.timeouts,
+        "stopped_by": stats.stopped_by, "pool_restarts": stats.pool_restarts,
+        "phases_s": _phases(stats, duration), "timeouts": stats.timeouts,
         "verdicts": dict(stats.verdicts),
         "user_error_share": round(stats.verdicts.get("user_error", 0) / n, 4),
         "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["signature"]),

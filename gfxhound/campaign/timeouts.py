@@ -22,7 +22,7 @@ WARM_UP = 20  # before this many compiles of a target, its first runs get the ce
 class TimeoutPolicy:
     ceiling: float  # the user's --timeout: no compile is ever given more
     floor: float = 10.0
-    factor: float = 10.0
+    factor: float | None = 10.0  # None: every run gets the ceiling (the interpreter: its runs are not compiles)
     confirm_factor: float = 2.0
     warm_up: int = WARM_UP
     durations: dict = field(default_factory=lambda: defaultdict(lambda: deque(maxlen=WINDOW)))
@@ -38,7 +38,7 @@ class TimeoutPolicy:
         return statistics.median(seen) if len(seen) >= self.warm_up else None
 
     def first_limit(self, arch: str) -> float:
-        median = self.median(arch)
+        median = self.median(arch) if self.factor else None
         if median is None:
             return self.ceiling
         return min(self.ceiling, max(self.floor, self.factor * median))

@@ -85,3 +85,14 @@ def test_a_pool_pebble_gave_up_on_is_restarted(tmp_path, worker_env):
         assert pool.outcome(task, future)["status"] == "ok" and pool.healthy()
     finally:
         pool.close(cancel=True, wait=5)
+
+
+def test_the_interpreter_keeps_the_users_timeout():
+    """Its runs are not compiles: no median-based limit, every run gets --timeout."""
+    from gfxhound.campaign.timeouts import TimeoutPolicy
+    adaptive, fixed = TimeoutPolicy(60.0, warm_up=3), TimeoutPolicy(60.0, factor=None, warm_up=3)
+    for policy in (adaptive, fixed):
+        for _ in range(5):
+            policy.observe("gfx942", 0.5)
+    assert adaptive.first_limit("gfx942") == 10.0 and fixed.first_limit("gfx942") == 60.0
+    assert fixed.confirm_limit(fixed.first_limit("gfx942")) is None
