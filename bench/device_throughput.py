@@ -1,10 +1,11 @@
 """Throughput of a `device` campaign against a bare multi-process `triton.compile` loop of the same kernels.
 
 The device campaign compiles (through the JIT's warm-up) and evaluates the torch reference on CPU workers, and
-launches on one worker per GPU. Its rate is compared with a bare loop that only compiles the same kernels for the
-same GPU target on as many processes as the campaign has compile workers (target >= 0.85: neither the GPU nor the
-oracle may be the bottleneck). Also printed: the share of wall time the GPU workers were busy, and the bare loop
-on every core. Needs a GPU: `python -P bench/device_throughput.py [--kernels N]`.
+launches on `--gpu-workers` workers per GPU. Its rate is compared with a bare loop that only compiles the same
+kernels for the same GPU target on as many processes as the campaign has compile workers (target >= 0.85: neither
+the GPU nor the oracle may be the bottleneck). Also printed: the share of wall time the GPUs were busy launching,
+where a launch worker's turn goes, and the campaign's phases; `--gpu-workers 1,2,4` compares launch workers per
+GPU. Needs a GPU: `python -P bench/device_throughput.py [--kernels N]`.
 """
 import argparse
 import itertools
@@ -53,10 +54,32 @@ def bare(specs, caps, arch, processes):
         return len(specs) / (time.perf_counter() - start)
 
 
+def _trace(trace, started):
+    """Where prepared kernels waited: for a pool queue (submitted -> began), in the worker, for the main loop to
+    see the result (ended -> seen), and when the campaign's kernels were done (the tail)."""
+    if not trace:
+        return {}
+    queued = sorted(b - s for s, b, e, seen, pid in trace)
+    worked = sorted(e - b for s, b, e, seen, pid in trace)
+    seen = sorted(seen - e for s, b, e, seen, pid in trace)
+    done = sorted(seen - started for s, b, e, seen, pid in trace)
+    first = {}  # each worker's first task: when the worker was ready
+    for s, b, e, _, pid in trace:
+        first[pid] = min(first.get(pid, b), b)
+    ready = sorted(b - started for b in first.values())
+    n = len(trace)
+    return {"n": n, "queued_mean": round(sum(queued) / n, 3), "queued_max": round(queued[-1], 2),
+            "worked_sum": round(sum(worked), 1), "worked_max": round(worked[-1], 2),
+            "seen_mean": round(sum(seen) / n, 3), "seen_max": round(seen[-1], 2),
+            "workers_ready_at": [round(r, 1) for r in ready],
+            "done_at": {f"p{q}": round(done[min(n - 1, n * q // 100)], 1) for q in (50, 90, 99, 100)}}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kernels", type=int, default=300)
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--gpu-workers", default="1", help="launch workers per GPU; a list (1,2,4) runs each")
     args = parser.parse_args()
     os.environ.update(ENV)
     import torch
@@ -75,28 +98,38 @@ def main():
         probe.run()
         caps = probe.caps[arch]
     specs = list(itertools.islice(spec_stream(caps, args.seed), args.kernels))
-    with tempfile.TemporaryDirectory() as corpus:
-        campaign = Campaign(CampaignConfig(targets=[arch], corpus=corpus, backend="device", workers=workers,
-                                           timeout=300, worker_env=ENV, caps_cache=caps_cache), specs=specs)
-        stats = campaign.run()
-        wall = time.time() - stats.started
-        busy = campaign.gpus_busy / wall if wall else 0.0
-    rate = stats.kernels / wall
+    runs = []
+    for lanes in [int(n) for n in args.gpu_workers.split(",")]:
+        with tempfile.TemporaryDirectory() as corpus:
+            campaign = Campaign(CampaignConfig(targets=[arch], corpus=corpus, backend="device", workers=workers,
+                                               gpu_workers=lanes, timeout=300, worker_env=ENV,
+                                               caps_cache=caps_cache), specs=specs)
+            stats = campaign.run()
+            wall = time.time() - stats.started
+        runs.append((lanes, stats, wall, campaign.gpus_busy / gpus / wall if wall else 0.0,
+                     _trace(campaign.trace, stats.started)))
     bare_same = bare(specs, caps, arch, workers)
-    print(f"kernels: {len(specs)} on {arch}, {gpus} GPU(s), {workers} compile workers; verdicts "
-          f"{dict(stats.verdicts)}")
-    print(f"device campaign (compile + reference + launch + compare): {rate:6.2f} kernels/s")
-    print(f"bare triton.compile loop, {workers} processes:              {bare_same:6.2f} kernels/s")
-    print(f"ratio campaign/bare:                                      {rate / bare_same:6.3f}   (target >= 0.85)")
-    print(f"GPU busy share:                                           {busy:6.3f}")
     from gfxhound.campaign.stats import _phases
-    phases = _phases(stats, wall)
-    print(f"where the campaign's time went (s): {phases}; GPU-side {dict(stats.execution)}")
+    print(f"kernels: {len(specs)} on {arch}, {gpus} GPU(s), {workers} compile workers")
+    print(f"bare triton.compile loop, {workers} processes: {bare_same:6.2f} kernels/s")
+    figures = []
+    for lanes, stats, wall, busy, trace in runs:
+        rate = stats.kernels / wall
+        ex = dict(stats.execution)
+        launched = max(1, ex.get("launched", 0))
+        turn = {k[5:-3]: round(v / launched, 1) for k, v in sorted(ex.items()) if k.startswith("turn_")}
+        print(f"launch workers per GPU {lanes}: campaign {rate:6.2f} kernels/s, ratio {rate / bare_same:6.3f} "
+              f"(target >= 0.85), GPU busy share {busy:6.3f}; verdicts {dict(stats.verdicts)}")
+        print(f"  where the campaign's time went (s): {_phases(stats, wall)}")
+        print(f"  a launch worker's turn, mean ms: {turn}")
+        print(f"  compile workers, s: {trace}; adaptive timeouts {stats.timeouts}")
+        figures.append({"gpu_workers": lanes, "rate": rate, "ratio": rate / bare_same, "busy": busy,
+                        "phases": _phases(stats, wall), "turn_ms": turn, "execution": ex,
+                        "trace": trace, "timeouts": stats.timeouts,
+                        "verdicts": dict(stats.verdicts)})
     if os.environ.get("BENCH_OUT"):  # machine-readable figures for docs
         Path(os.environ["BENCH_OUT"]).write_text(json.dumps(
-            {"kernels": len(specs), "rate": rate, "bare": bare_same, "ratio": rate / bare_same, "busy": busy,
-             "phases": phases, "execution": dict(stats.execution),
-             "verdicts": dict(stats.verdicts), "workers": workers, "gpus": gpus}))
+            {"kernels": len(specs), "bare": bare_same, "workers": workers, "gpus": gpus, "runs": figures}))
 
 
 if __name__ == "__main__":

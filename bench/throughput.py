@@ -53,7 +53,8 @@ def campaign_rate(specs, arch, workers):
                                 caps_cache=CAPS_CACHE)
         campaign = Campaign(config, specs=specs)
         stats = campaign.run()
-        return stats.kernels / (time.time() - stats.started), stats, campaign.caps[arch]
+        # up to the last kernel: stopping the pool and removing its files (1-2 s) is a campaign's fixed cost
+        return stats.kernels / (time.time() - stats.started - stats.phases["stop"]), stats, campaign.caps[arch]
 
 
 def bare_rate_of(chunks, caps, arch):
@@ -77,6 +78,8 @@ def main():
     parser.add_argument("--kernels", type=int, default=60)
     parser.add_argument("--target", default="gfx942")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--scaling", help="a list of worker counts (1,4,8,16): each against as many bare loops at "
+                        "once, over --kernels kernels per worker")
     parser.add_argument("--bare", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare:
@@ -87,21 +90,25 @@ def main():
     from gfxhound.fuzz.capabilities import introspect
     from gfxhound.fuzz.generate import spec_stream
     caps0 = introspect(args.target)
+    counts = [int(n) for n in args.scaling.split(",")] if args.scaling else []
     t0 = time.perf_counter()
-    specs = list(itertools.islice(spec_stream(caps0, args.seed), args.kernels))
+    specs = list(itertools.islice(spec_stream(caps0, args.seed), args.kernels * max(counts or [1])))
     gen_rate = len(specs) / (time.perf_counter() - t0)
     # the bare loop compiles each kernel once: a metamorphic pair's second compile is work, not overhead
     specs = [s.replace(pair=None) for s in specs]
     # The bare loop has no isolation: a kernel that aborts the compiler would kill it. Classify first (untimed)
     # and measure all three on the kernels that compile.
-    _, first, caps = campaign_rate(specs, args.target, 2)
-    failing = {h: v for h, v in first.verdict_of.items() if v != "pass"}
+    _, first, caps = campaign_rate(specs, args.target, max(counts or [2]))
+    # a kernel the memory-model check flags (compile backend: miscompile) compiled like any other
+    failing = {h: v for h, v in first.verdict_of.items() if v not in ("pass", "miscompile")}
     # a compile-time blow-up (past 10x the median: what a campaign suspects, timeouts.py) is a finding, not
     # throughput: one 56 s compile among 47 of 0.4 s made any 2-worker schedule at most 1.35x faster than one
     median = statistics.median(first.seconds_of.values())
     blowups = {h for h, sec in first.seconds_of.items() if sec > 10 * median and h not in failing}
     failing.update({h: "blow-up" for h in blowups})
     specs = [s for s in specs if s.spec_hash() not in failing]
+    if counts:
+        return scaling(specs, caps, args, counts, failing)
     rate1, stats1, _ = campaign_rate(specs, args.target, 1)
     durations = list(stats1.seconds_of.values())  # each kernel's compile seconds
     # compile times are heavy-tailed: one kernel can hold a worker for a quarter of the run, so no schedule of
@@ -123,6 +130,83 @@ def main():
     print(f"best speed-up any 2-worker schedule could reach on these kernels: {best2:.3f} (longest compile "
           f"{max(durations):.1f} s of {sum(durations):.1f} s)")
     print(f"ratio campaign(2 workers)/bare(2):     {rate2 / bare2_rate:6.3f}   (target >= 0.85)")
+
+
+def _shared_loop(specs_json, caps_json, arch, counter, barrier, ends):
+    """One process of `bare_shared`: render and import every kernel (untimed), then compile the next kernel no
+    other process took, until none is left."""
+    from gfxhound import compat
+    from gfxhound.fuzz.capabilities import Capabilities
+    from gfxhound.fuzz.render import render
+    from gfxhound.oracle.compile_task import load_kernel
+    from gfxhound.spec import KernelSpec
+    caps = Capabilities.from_json(caps_json)
+    work = Path(tempfile.mkdtemp(prefix="bench-shared-"))
+    os.environ.update(ENV)
+    os.environ["TRITON_CACHE_DIR"] = str(work / "cache")
+    jobs = []
+    for i, data in enumerate(specs_json):
+        rendered = render(KernelSpec.from_json(data), caps)
+        (work / f"k{i}").mkdir()
+        jobs.append((load_kernel(rendered.source, work / f"k{i}" / "kernel.py", rendered.kernel_name), rendered))
+    compat.compile_for_amd(jobs[0][0], jobs[0][1].args, arch, jobs[0][1].options, jobs[0][1].env)  # warm-up
+    barrier.wait()
+    busy = 0.0
+    while True:
+        with counter.get_lock():
+            i = counter.value
+            counter.value += 1
+        if i >= len(jobs):
+            break
+        mark = time.perf_counter()
+        try:
+            compat.compile_for_amd(jobs[i][0], jobs[i][1].args, arch, jobs[i][1].options, jobs[i][1].env)
+        except Exception:  # noqa: BLE001 - rejected kernels cost their time too
+            pass
+        busy += time.perf_counter() - mark
+    ends.put((time.time(), busy))
+
+
+def bare_shared(specs, caps, arch, processes):
+    """`processes` bare loops sharing one list of kernels (each takes the next one free): the best schedule a
+    pool of warm workers can reach, without the campaign's isolation, judging and recording. Static shares (one
+    slice each) would let one slow compile decide the rate, and flatter the campaign."""
+    import multiprocessing
+    ctx = multiprocessing.get_context("spawn")
+    counter, barrier, ends = ctx.Value("i", 0), ctx.Barrier(processes + 1), ctx.Queue()
+    data = [s.to_json() for s in specs]
+    children = [ctx.Process(target=_shared_loop, args=(data, caps.to_json(), arch, counter, barrier, ends))
+                for _ in range(processes)]
+    for child in children:
+        child.start()
+    barrier.wait(timeout=600)
+    start = time.time()
+    finished = [ends.get(timeout=3600) for _ in children]
+    for child in children:
+        child.join(60)
+    return len(specs) / (max(end for end, _ in finished) - start), sum(busy for _, busy in finished)
+
+
+def scaling(specs, caps, args, counts, failing):
+    """The campaign with N workers against N bare loops at once (each over its share of the same kernels), for
+    each N, over `--kernels` kernels per worker: a machine's own scaling, and how much of it the campaign keeps.
+    The campaign's clock starts with its workers warm (Campaign.run), the bare loops' after their warm-up."""
+    print(f"kernels per worker: {args.kernels} on {args.target}, {os.cpu_count()} cores (left out, not compiling: "
+          f"{dict(Counter(failing.values()))})")
+    print(f"{'workers':>7} {'kernels':>7} {'campaign/s':>10} {'bare/s':>8} {'ratio':>6}   compile worker-s "
+          "(campaign, bare); the campaign's main loop, s")
+    rows = []
+    for n in counts:
+        chosen = specs[:args.kernels * n]
+        rate, stats, _ = campaign_rate(chosen, args.target, n)
+        bare, bare_busy = bare_shared(chosen, caps, args.target, n)
+        loop = {k: round(stats.phases[k], 1) for k in ("generate", "wait", "record", "stop")}
+        rows.append({"workers": n, "kernels": len(chosen), "campaign": rate, "bare": bare, "ratio": rate / bare,
+                     "compile_s": stats.compile_seconds, "bare_compile_s": bare_busy, "loop_s": loop})
+        print(f"{n:>7} {len(chosen):>7} {rate:>10.2f} {bare:>8.2f} {rate / bare:>6.3f}   "
+              f"{stats.compile_seconds:.1f}, {bare_busy:.1f}; {loop}", flush=True)
+    if os.environ.get("BENCH_OUT"):
+        Path(os.environ["BENCH_OUT"]).write_text(json.dumps({"target": args.target, "rows": rows}))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,10 @@
-"""One worker per GPU, pinned with CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES; a fault costs one worker.
+"""Launch workers ("lanes"), `per_gpu` of them on each GPU, pinned with CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES;
+a fault costs one worker.
+
+Why several per GPU: a launch worker's turn is mostly CPU work (rendering, loading the kernel's module, the JIT's
+cache lookup and module load, buffers, comparing) around a launch of a few milliseconds, so one worker per GPU
+left the GPU idle most of the time (bench/device_throughput.py). Each lane is its own process with its own
+context: a fault is sticky for that context only, so the other lanes' results stay good.
 
 CUDA and HIP errors are sticky: after a fault or a timeout the worker's context is unusable, so the worker is
 replaced and a known-good kernel runs on the new one before the campaign goes on. If that fails too, the device
@@ -34,6 +40,7 @@ def _gpu_init(env: dict, index: int, cache: str, log_dir: str | None = None):
     os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["HIP_VISIBLE_DEVICES"] = str(index)
     os.environ["TRITON_CACHE_DIR"] = cache
     import torch  # noqa: F401 - the CUDA/HIP context is created by the first task
+    from . import run_task  # noqa: F401 - the launch task's module, off the first kernel's clock (oracle/pool.py)
 
 
 def gpu_count() -> int:
@@ -43,11 +50,12 @@ def gpu_count() -> int:
 
 class GpuPool:
     def __init__(self, cache: Path, env: dict, timeout: float, gpus: int | None = None,
-                 log_dir: Path | None = None):
+                 log_dir: Path | None = None, per_gpu: int = 1):
         Path(cache).mkdir(parents=True, exist_ok=True)
         self.log_dir = None if log_dir is None else str(log_dir)
         self.timeout = timeout
-        self.count = gpus or max(1, gpu_count())
+        self.gpus = gpus or max(1, gpu_count())
+        self.count = self.gpus * max(1, per_gpu)  # lanes; lane i runs on GPU i % gpus
         self.env, self.cache = dict(env), str(cache)
         self.pools = [self._new_pool(i) for i in range(self.count)]
         import torch
@@ -56,8 +64,9 @@ class GpuPool:
         self.replaced = 0
         self.busy_seconds = 0.0
 
-    def _new_pool(self, index: int) -> ProcessPool:
-        return ProcessPool(max_workers=1, initializer=_gpu_init, initargs=(self.env, index, self.cache, self.log_dir),
+    def _new_pool(self, lane: int) -> ProcessPool:
+        return ProcessPool(max_workers=1, initializer=_gpu_init,
+                           initargs=(self.env, lane % self.gpus, self.cache, self.log_dir),
                            context=multiprocessing.get_context("spawn"))
 
     def idle(self) -> list:
@@ -88,7 +97,7 @@ class GpuPool:
         return result
 
     def replace(self, index: int):
-        """Retire the worker of GPU `index` and prove the device still works.
+        """Retire the worker of lane `index` and prove its device still works.
 
         The whole pool is replaced: asking pebble's worker to exit (a task calling os._exit) raced with pebble's
         bookkeeping on the device machine and left the future unresolved forever, which hung the campaign."""
@@ -101,7 +110,7 @@ class GpuPool:
         except Exception as exc:  # noqa: BLE001
             check = {"status": "exception", "text": f"{type(exc).__name__}: {exc}"}
         if check.get("status") != "ok":
-            raise DeviceWedged(f"GPU {index} did not run a known-good kernel after its worker was replaced "
+            raise DeviceWedged(f"GPU {index % self.gpus} did not run a known-good kernel after a worker was replaced "
                                f"({check.get('text', '')[:200]}); reset the device and start again")
 
     def close(self, wait: float = 10.0):

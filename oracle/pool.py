@@ -6,6 +6,7 @@ surfaces as ProcessExpired with its exit code, after which pebble starts a new o
 """
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import signal
@@ -13,6 +14,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
@@ -58,7 +60,8 @@ def worker_output(log_dir: Path) -> dict:
     return {"lines": len(lines), "last": lines[-5:]}
 
 
-def _worker_init(root: str, env: dict, shared_cache: bool = False, log_dir: str | None = None):
+def _worker_init(root: str, env: dict, shared_cache: bool = False, log_dir: str | None = None,
+                 warm: tuple = ("gfxhound.oracle.compile_task",)):
     # Ctrl-C reaches the whole process group: the campaign handles it and closes the pool; a worker that died of
     # it would break the pool under the campaign's feet first
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -70,16 +73,23 @@ def _worker_init(root: str, env: dict, shared_cache: bool = False, log_dir: str 
     cache.mkdir(parents=True, exist_ok=True)
     os.environ["TRITON_CACHE_DIR"] = str(cache)
     import triton.compiler  # noqa: F401  - warm up before the first task's clock starts
+    # the task functions' modules (torch among their imports) too: pebble unpickles a task while it holds the lock
+    # every worker needs to fetch one, so a worker importing them on its first task kept all the others waiting;
+    # 15 workers of a 16-core GPU machine became ready one at a time, 4.4 s apart (bench/device_throughput.py)
+    for module in warm:
+        importlib.import_module(module)
+    (Path(root) / "ready" / str(os.getpid())).touch()  # CompilePool.wait_ready counts these
 
 
 class CompilePool:
     def __init__(self, workers: int, timeout: float, env: dict | None = None, root: str | None = None,
-                 max_tasks: int = 400, llc: str | None = None, shared_cache: bool = False, verbose: bool = True):
+                 max_tasks: int = 400, llc: str | None = None, shared_cache: bool = False, verbose: bool = True,
+                 warm: tuple = ("gfxhound.oracle.compile_task",)):
         self.llc = llc
         self.backend = "interpret" if (env or {}).get("TRITON_INTERPRET") == "1" else (
             "device" if shared_cache else "compile")
         self.root = Path(root or tempfile.mkdtemp(prefix="gfxhound-pool-"))
-        self.root.mkdir(parents=True, exist_ok=True)
+        (self.root / "ready").mkdir(parents=True, exist_ok=True)
         self.log_dir = None if verbose else self.root / "logs"
         if self.log_dir is not None:
             self.log_dir.mkdir(exist_ok=True)
@@ -89,9 +99,21 @@ class CompilePool:
         self._lock = threading.Lock()  # reductions submit from several threads (reduce_spec's jobs)
         self.settings = dict(max_workers=workers, max_tasks=max_tasks, initializer=_worker_init,
                              initargs=(str(self.root), dict(env or {}), shared_cache,
-                                       None if self.log_dir is None else str(self.log_dir)),
+                                       None if self.log_dir is None else str(self.log_dir), tuple(warm)),
                              context=multiprocessing.get_context("spawn"))
         self.pool = ProcessPool(**self.settings)
+
+    def wait_ready(self, limit: float) -> float:
+        """Wait (at most `limit` seconds) until every worker has started and imported what its tasks need; returns
+        the seconds waited. A campaign's kernels/s then measure compiling, not start-up (a fresh worker imports
+        Triton and torch: seconds each, all at once)."""
+        began = time.time()
+        ready = self.root / "ready"
+        while time.time() - began < limit and self.healthy():
+            if sum(1 for _ in ready.iterdir()) >= self.settings["max_workers"]:
+                break
+            time.sleep(0.05)
+        return time.time() - began
 
     def healthy(self) -> bool:
         """False once pebble has given up on the pool (its status ERROR: nothing more can be scheduled)."""
@@ -113,7 +135,7 @@ class CompilePool:
         task = {"spec": spec_json, "caps": caps_json, "arch": arch, "task_dir": str(task_dir),
                 "empty_cache": True, "backend": self.backend,
                 "stderr_path": str(task_dir / "stderr.txt"), "llc": self.llc, "timeout": timeout or self.timeout,
-                **(extra or {})}
+                "submitted": time.time(), **(extra or {})}
         future = self.pool.schedule(fn, args=(task,), timeout=task["timeout"])
         return task, future
 

@@ -66,22 +66,34 @@ def _launch_options(rendered, backend):
     return options
 
 
-def _run_once(spec, rendered, kernel, inputs, options, device):
+def _run_once(spec, rendered, kernel, inputs, options, device, timings=None):
+    """One run; `timings` (a dict) gets the seconds of its buffers, its launch (the JIT's cache lookup and module
+    load included) and reading back, where the GPU worker's turn goes (oracle/gpu_pool.py)."""
+    mark = time.perf_counter()
     buffers, values, constexprs = prepare(spec, rendered, inputs, device)
+    prepared = time.perf_counter()
     launch(kernel, rendered, values, constexprs, options, device)
-    return collect(spec, buffers)
+    launched = time.perf_counter()
+    outputs = collect(spec, buffers)
+    if timings is not None:
+        timings.update(buffers_s=prepared - mark, launch_s=launched - prepared,
+                       read_s=time.perf_counter() - launched)
+    return outputs
 
 
 def _execute(task, spec, rendered, kernel, expected, device):
     """Launch, compare, and re-run a mismatch; returns the result dict."""
+    mark = time.perf_counter()
     inputs = make_inputs(spec)
     options = _launch_options(rendered, task["backend"])
     start = time.perf_counter()
+    timings = {"inputs_s": start - mark}
     with compat.environment(rendered.env):
-        outputs, problems = _run_once(spec, rendered, kernel, inputs, options, device)
+        outputs, problems = _run_once(spec, rendered, kernel, inputs, options, device, timings)
         first_run = time.perf_counter() - start  # on a GPU: a cache miss would show here as a compile
         result = compare(expected, outputs, problems)
-        out = {"status": "ok", "checks": result.checks(), "message": result.message(),
+        timings["compare_s"] = time.perf_counter() - start - first_run
+        out = {"status": "ok", "checks": result.checks(), "message": result.message(), "timings": timings,
                "duration": time.perf_counter() - start, "first_run_s": first_run, "undetermined_share": round(
                    result.undetermined / max(1, sum(b.numel for b in expected.outputs.values())), 4)}
         if result.ok and device != "cpu" and (spec.pair or {}).get("kind") in LAUNCH_KINDS:
@@ -167,7 +179,7 @@ def run_interpret(task: dict) -> dict:
 def prepare_device(task: dict) -> dict:
     """CPU side of a device run: the reference, and the compile (the JIT's warm-up fills the shared cache)."""
     task_dir = Path(task["task_dir"])
-    began = time.perf_counter()
+    began, clock = time.perf_counter(), time.time()  # the clock: the campaign's trace of where kernels wait
     try:
         spec, caps, rendered = _setup(task, ir_stage=True)
         if spec.family in FAMILY_TASKS:  # another family's run task
@@ -197,6 +209,7 @@ def prepare_device(task: dict) -> dict:
             os.write(2, traceback.format_exc().encode(errors="replace"))
             result = {"status": "exception", "phase": "compile", "duration": time.perf_counter() - start}
     result["features"] = rendered.features.to_json()
+    result["span"] = (clock, time.time(), os.getpid())
     return result
 
 
@@ -255,12 +268,15 @@ def _refresh_knobs():
 def launch_device(task: dict) -> dict:
     """GPU side: launch (the compiled kernel is in the shared cache), compare, re-run a mismatch."""
     task_dir = Path(task["task_dir"])
+    began, clock = time.perf_counter(), time.time()  # the clock: the campaign measures the hand-over around it
     try:
         # an IR-edit plant's edited kernel sits in the shared cache under the unedited source's key: launch that
         spec, caps, rendered = _setup(task, ir_stage=True)
         if spec.family in FAMILY_TASKS:  # another family's run task
             return FAMILY_TASKS[spec.family].launch_device(task, spec, rendered)
+        set_up = time.perf_counter()
         kernel = load_kernel(rendered.source, task_dir / "kernel_gpu.py", rendered.kernel_name)
+        loaded = time.perf_counter()
         expected = task["expected"]
     except Exception:  # noqa: BLE001
         return {"status": "harness", "text": traceback.format_exc()}
@@ -275,6 +291,8 @@ def launch_device(task: dict) -> dict:
         # the launch must have found the CPU worker's compile in the shared cache: a different key means the GPU
         # worker compiled again (seconds, serialised on the GPU worker), which the campaign summary counts
         result["recompiled"] = task["kernel_hash"] not in launched
+    result.setdefault("timings", {}).update(setup_s=set_up - began, load_s=loaded - set_up,
+                                            turn_s=time.perf_counter() - began, began=clock)
     return result
 
 

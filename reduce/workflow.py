@@ -191,7 +191,7 @@ class _SpecTest:
             else:
                 self.device_kind = _device_kind()
             self.jobs = max(1, settings.jobs) if self.backend == "interpret" else 1  # a fault must be seen alone
-            self.pool = CompilePool(self.jobs, settings.compile_timeout, env)
+            self.pool = CompilePool(self.jobs, settings.compile_timeout, env, warm=("gfxhound.oracle.run_task",))
             from .miscompile import ExecutionTest
             self._run = ExecutionTest(self.pool, caps.to_json(), self.arch, self.backend, self.toolchain,
                                       plant=settings.plant, device_kind=self.device_kind)

@@ -43,6 +43,7 @@ class Campaign(Probing, Recording):
         self.limits = TimeoutPolicy(config.timeout, floor=config.timeout_floor,
                                     factor=config.timeout_factor if adaptive else None)
         self.worker_output = {"lines": 0, "last": []}
+        self.trace = []  # device: (submitted, began, ended, seen) of each prepared kernel (bench/device_throughput)
         self.budget_end = float("inf")  # set when the loop starts (run)
 
     # --- stopping ------------------------------------------------------------------------------------------------
@@ -87,15 +88,19 @@ class Campaign(Probing, Recording):
             env["TRITON_INTERPRET"] = "1"  # read when triton is imported: the worker's first import sees it
         if self.task_fn is None and cfg.backend != "compile":
             self.task_fn = self._probe_fn()
-        pool = CompilePool(cfg.workers, cfg.timeout, env, llc=cfg.llc,
+        warm = (self.task_fn.__module__,) if self.task_fn else ("gfxhound.oracle.compile_task",)
+        pool = CompilePool(cfg.workers, cfg.timeout, env, llc=cfg.llc, warm=warm,
                            shared_cache=cfg.backend == "device", verbose=cfg.verbose)
         if cfg.backend == "device":
             from gfxhound.oracle.gpu_pool import GpuPool
-            self.gpus = GpuPool(pool.root / "cache" / "shared", env, cfg.timeout, log_dir=pool.log_dir)
+            self.gpus = GpuPool(pool.root / "cache" / "shared", env, cfg.timeout, log_dir=pool.log_dir,
+                                per_gpu=cfg.gpu_workers)
         cancel = True
         began = self.config.clock_start or time.time()
         try:
             self.probe(pool)
+            # the kernels' clock starts with warm workers (a budget still counts from the start, see below)
+            pool.wait_ready(max(0.0, min(60.0, began + (cfg.seconds or 60.0) - time.time())))
             self.stats.started = time.time()
             self.stats.phases["startup"] = self.stats.started - began
             # a time budget is the command's: it counts from the start, probing included, but a probe that took
@@ -173,9 +178,13 @@ class Campaign(Probing, Recording):
             if not self.pending():
                 return
             mark = time.perf_counter()
+            # launch workers with nothing to run while the compile workers work: the GPU waits on them (a queue
+            # held full means the opposite: the compile workers wait on the launches)
+            starved = len(self.gpus.idle()) if cfg.backend == "device" and not self.gpu_queue else 0
             wait([item[3] for item in self.in_flight] + [item[-1] for item in self.gpu_running], timeout=1.0,
                  return_when=FIRST_COMPLETED)
             phases["wait"] += time.perf_counter() - mark
+            phases["gpu_lanes_starved"] += starved * (time.perf_counter() - mark)
             mark = time.perf_counter()
             if not pool.healthy():  # before judging: what the broken pool failed is submitted again, not judged
                 self.restart(pool)
@@ -188,6 +197,7 @@ class Campaign(Probing, Recording):
                 # a GPU worker's whole turn (hand-over, set-up, launch, compare): gpu_busy counts only the launch
                 phases["gpu_worker"] += time.perf_counter() - prepared.pop("dispatched")
                 launched = self.gpus.collect(index, task, future)
+                self.count_turn(launched.get("timings"), prepared.pop("dispatched_at"))
                 self.complete(pool, spec, arch, task, self.merge_launch(prepared, launched))
             phases["record"] += time.perf_counter() - mark
             self.on_progress(self.stats)
@@ -242,8 +252,18 @@ class Campaign(Probing, Recording):
             spec, arch, task, prepared = self.gpu_queue.pop(0)
             future = self.gpus.submit(index, dict(task, kernel_hash=prepared.get("kernel_hash")),
                                       prepared.pop("expected"))
-            prepared["dispatched"] = time.perf_counter()
+            prepared["dispatched"], prepared["dispatched_at"] = time.perf_counter(), time.time()
             self.gpu_running.append((spec, arch, task, prepared, index, future))
+
+    def count_turn(self, timings, dispatched_at):
+        """Where a launch worker's turn went (run_task.launch_device's timings), and the hand-over around it: the
+        time between dispatch and the worker starting, and between its end and this loop seeing the result."""
+        if not timings:
+            return
+        ex = self.stats.execution
+        for key in ("setup_s", "load_s", "inputs_s", "buffers_s", "launch_s", "read_s", "compare_s", "turn_s"):
+            ex[f"turn_{key[:-2]}_ms"] += int(1000 * timings.get(key, 0))
+        ex["turn_handover_ms"] += int(1000 * max(0.0, time.time() - dispatched_at - timings.get("turn_s", 0)))
 
     def merge_launch(self, prepared, launched):
         ex = self.stats.execution

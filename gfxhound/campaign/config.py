@@ -16,6 +16,7 @@ class CampaignConfig:
     seconds: float | None = None
     kernels: int | None = None
     workers: int = 2
+    gpu_workers: int = 1  # device: launch workers per GPU (oracle/gpu_pool.py: when more than one helps)
     seed: int = 0
     timeout: float = 60.0  # the ceiling: no compile gets longer (a first run gets less: see timeouts.py)
     timeout_floor: float = 10.0  # the least a first run gets once the median is known

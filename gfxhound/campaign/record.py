@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from gfxhound.fuzz.features import Features
@@ -32,6 +33,9 @@ class Recording:
 
     def finish_one(self, pool, spec, arch, task, future):
         outcome = pool.outcome(task, future)
+        if "span" in outcome:  # submitted, began and ended in the worker, seen here: where kernels wait (benchmarks)
+            began, ended, pid = outcome.pop("span")
+            self.trace.append((task["submitted"], began, ended, time.time(), pid))
         if outcome["status"] in ("ok", "exception") and not task.get("first_limit"):
             self.limits.observe(arch, outcome.get("duration", 0))
         if self.suspected(pool, spec, arch, task, outcome) or self.killed_from_outside(pool, task, outcome):

@@ -27,6 +27,8 @@ def add_fuzz(sub):
                            "checks of the oracle, counted apart, never findings)")
     fuzz.add_argument("--budget", default="2m", help="duration (10m, 90s) or kernel count (5000)")
     fuzz.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    fuzz.add_argument("--gpu-workers", type=int, default=1,
+                      help="--backend device: launch workers per GPU (a launch is milliseconds amid CPU work)")
     fuzz.add_argument("--seed", type=int, default=0)
     fuzz.add_argument("--shard", default="0/1", help="I/N: this machine's share of a campaign over N machines "
                       "(disjoint seeds; merge the corpora afterwards with 'gfxhound corpus merge')")
@@ -97,6 +99,8 @@ def cmd_fuzz(args):
         raise UserError("--llc checks compiled code: use it with --backend compile")
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
+    if args.gpu_workers < 1:
+        raise UserError("--gpu-workers must be at least 1")
     if args.timeout <= 0:
         raise UserError("--timeout must be a positive number of seconds")
     if args.grace < 0:
@@ -153,7 +157,7 @@ def cmd_fuzz(args):
             raise UserError(f"planted bug {args.plant} needs a GPU (--backend device): the interpreter runs each "
                             "program as one thread, so it has no barrier to miss")
     config = CampaignConfig(plant=args.plant, backend=args.backend, llc=llc, targets=targets, corpus=args.corpus,
-                            seconds=seconds, kernels=kernels, workers=args.workers,
+                            seconds=seconds, kernels=kernels, workers=args.workers, gpu_workers=args.gpu_workers,
                             seed=_shard_seed(args.seed, args.shard), timeout=args.timeout, max_ops=args.max_ops,
                             worker_env=env, caps_cache=cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld",
                             family=args.family, collective=collective, grace=args.grace, verbose=args.verbose,
