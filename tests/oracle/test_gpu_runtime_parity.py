@@ -27,7 +27,8 @@ def _cuda_caps():
     caps.update(knobs={}, env_knobs={})  # AMD options mean nothing to the CUDA backend
     caps["features"] = [f for f in caps["features"] if not f.startswith(("atomic:xchg:fp16", "atomic:xchg:bf16",
                                                                         "atomic:max:fp16", "atomic:max:bf16",
-                                                                        "math:"))]  # fp32-only math
+                                                                        "math:"))  # fp32-only math
+                        and f not in ("fp8:fp8e4b8", "fp8:fp8e5b16")]  # the fnuz fp8 types are AMD's
     return Capabilities.from_json(caps)
 
 
@@ -45,7 +46,10 @@ def test_compile_only_ttir_equals_the_runtime_ttir(tmp_path):
     caps = _cuda_caps()
     major, minor = torch.cuda.get_device_capability()
     target = GPUTarget("cuda", major * 10 + minor, 32)
-    from gfxhound.oracle.numeric import TORCH as torch_dtypes  # every dtype the generator knows (fp8 too)
+    from gfxhound.oracle.numeric import TORCH
+    # every dtype the generator knows (fp8 too), and Triton's names of the raw ones (MX scales are *u8)
+    torch_dtypes = {**TORCH, "u8": torch.uint8, "i16": torch.int16, "u16": torch.uint16, "u32": torch.uint32,
+                    "u64": torch.uint64}
     compared, rejected, reasons = 0, 0, Counter()
     for i, spec in enumerate(itertools.islice(spec_stream(caps, seed=77), KERNELS)):
         for arg in spec.inputs:
