@@ -80,6 +80,7 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--scaling", help="a list of worker counts (1,4,8,16): each against as many bare loops at "
                         "once, over --kernels kernels per worker")
+    parser.add_argument("--rounds", type=int, default=2, help="--scaling: campaign/bare alternations per count")
     parser.add_argument("--bare", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare:
@@ -188,23 +189,33 @@ def bare_shared(specs, caps, arch, processes):
 
 
 def scaling(specs, caps, args, counts, failing):
-    """The campaign with N workers against N bare loops at once (each over its share of the same kernels), for
-    each N, over `--kernels` kernels per worker: a machine's own scaling, and how much of it the campaign keeps.
+    """The campaign with N workers against N bare loops sharing the same kernels, for each N, over `--kernels`
+    kernels per worker: a machine's own scaling, and how much of it the campaign keeps. The machine's speed drifts
+    by up to 20% from one minute to the next (H100 host, 16 cores), so each count runs `--rounds` times as
+    campaign, bare, campaign, bare... and the ratio is of the summed seconds: a drift then hits both sides.
     The campaign's clock starts with its workers warm (Campaign.run), the bare loops' after their warm-up."""
-    print(f"kernels per worker: {args.kernels} on {args.target}, {os.cpu_count()} cores (left out, not compiling: "
-          f"{dict(Counter(failing.values()))})")
-    print(f"{'workers':>7} {'kernels':>7} {'campaign/s':>10} {'bare/s':>8} {'ratio':>6}   compile worker-s "
-          "(campaign, bare); the campaign's main loop, s")
+    print(f"kernels per worker: {args.kernels} on {args.target}, {os.cpu_count()} cores, {args.rounds} rounds "
+          f"(left out, not compiling: {dict(Counter(failing.values()))})")
+    print(f"{'workers':>7} {'kernels':>7} {'campaign/s':>10} {'bare/s':>8} {'ratio':>6}   per round; compile "
+          "worker-s (campaign, bare); the campaign's main loop, s")
     rows = []
     for n in counts:
         chosen = specs[:args.kernels * n]
-        rate, stats, _ = campaign_rate(chosen, args.target, n)
-        bare, bare_busy = bare_shared(chosen, caps, args.target, n)
-        loop = {k: round(stats.phases[k], 1) for k in ("generate", "wait", "record", "stop")}
+        rounds = []
+        for _ in range(args.rounds):
+            rate, stats, _ = campaign_rate(chosen, args.target, n)
+            bare, bare_busy = bare_shared(chosen, caps, args.target, n)
+            rounds.append({"campaign": rate, "bare": bare, "compile_s": round(stats.compile_seconds, 1),
+                           "bare_compile_s": round(bare_busy, 1),
+                           "loop_s": {k: round(stats.phases[k], 1) for k in ("generate", "wait", "record", "stop")}})
+        campaign_s = sum(len(chosen) / r["campaign"] for r in rounds)
+        bare_s = sum(len(chosen) / r["bare"] for r in rounds)
+        rate, bare = len(chosen) * len(rounds) / campaign_s, len(chosen) * len(rounds) / bare_s
         rows.append({"workers": n, "kernels": len(chosen), "campaign": rate, "bare": bare, "ratio": rate / bare,
-                     "compile_s": stats.compile_seconds, "bare_compile_s": bare_busy, "loop_s": loop})
-        print(f"{n:>7} {len(chosen):>7} {rate:>10.2f} {bare:>8.2f} {rate / bare:>6.3f}   "
-              f"{stats.compile_seconds:.1f}, {bare_busy:.1f}; {loop}", flush=True)
+                     "rounds": rounds})
+        each = ", ".join(f"{r['campaign'] / r['bare']:.3f}" for r in rounds)
+        print(f"{n:>7} {len(chosen):>7} {rate:>10.2f} {bare:>8.2f} {rate / bare:>6.3f}   {each}; "
+              f"{[(r['compile_s'], r['bare_compile_s']) for r in rounds]}; {rounds[-1]['loop_s']}", flush=True)
     if os.environ.get("BENCH_OUT"):
         Path(os.environ["BENCH_OUT"]).write_text(json.dumps({"target": args.target, "rows": rows}))
 
