@@ -21,7 +21,7 @@ from pebble import ProcessExpired, ProcessPool
 
 from gfxhound.stacks import dump_stacks_on_sigusr1
 
-from .pool import close_pool, quiet_worker, single_threaded
+from .pool import close_pool, mark_ready, quiet_worker, single_threaded, wait_ready
 from .run_task import known_good, launch_device
 
 
@@ -32,7 +32,7 @@ class DeviceWedged(Exception):
     """The GPU does not run a known-good kernel after its worker was replaced."""
 
 
-def _gpu_init(env: dict, index: int, cache: str, log_dir: str | None = None):
+def _gpu_init(env: dict, index: int, cache: str, log_dir: str | None = None, ready: str | None = None):
     quiet_worker(log_dir)  # what a worker prints outside a task must not mix with the CLI's output
     dump_stacks_on_sigusr1()
     single_threaded()  # the compile workers hold the other cores (see oracle/pool.py)
@@ -40,7 +40,9 @@ def _gpu_init(env: dict, index: int, cache: str, log_dir: str | None = None):
     os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["HIP_VISIBLE_DEVICES"] = str(index)
     os.environ["TRITON_CACHE_DIR"] = cache
     import torch  # noqa: F401 - the CUDA/HIP context is created by the first task
-    from . import run_task  # noqa: F401 - the launch task's module, off the first kernel's clock (oracle/pool.py)
+    from . import run_task  # noqa: F401 - the launch task's module, at start-up (oracle/pool.py says why)
+    if ready:
+        mark_ready(Path(ready))
 
 
 def gpu_count() -> int:
@@ -57,6 +59,8 @@ class GpuPool:
         self.gpus = gpus or max(1, gpu_count())
         self.count = self.gpus * max(1, per_gpu)  # lanes; lane i runs on GPU i % gpus
         self.env, self.cache = dict(env), str(cache)
+        self.ready = Path(cache).parent / "gpu-ready"
+        self.ready.mkdir(parents=True, exist_ok=True)
         self.pools = [self._new_pool(i) for i in range(self.count)]
         import torch
         self.kind = "hip" if getattr(torch.version, "hip", None) else "cuda"  # picks the tolerance table
@@ -66,8 +70,12 @@ class GpuPool:
 
     def _new_pool(self, lane: int) -> ProcessPool:
         return ProcessPool(max_workers=1, initializer=_gpu_init,
-                           initargs=(self.env, lane % self.gpus, self.cache, self.log_dir),
+                           initargs=(self.env, lane % self.gpus, self.cache, self.log_dir, str(self.ready)),
                            context=multiprocessing.get_context("spawn"))
+
+    def wait_ready(self, limit: float) -> float:
+        """Start the launch workers and wait until each has its imports done (oracle/pool.wait_ready)."""
+        return wait_ready(self.pools, self.ready, self.count, limit)
 
     def idle(self) -> list:
         return [i for i in range(self.count) if i not in self.running]

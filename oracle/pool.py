@@ -78,7 +78,7 @@ def _worker_init(root: str, env: dict, shared_cache: bool = False, log_dir: str 
     # 15 workers of a 16-core GPU machine became ready one at a time, 4.4 s apart (bench/device_throughput.py)
     for module in warm:
         importlib.import_module(module)
-    (Path(root) / "ready" / str(os.getpid())).touch()  # CompilePool.wait_ready counts these
+    mark_ready(Path(root) / "ready")
 
 
 class CompilePool:
@@ -107,13 +107,7 @@ class CompilePool:
         """Wait (at most `limit` seconds) until every worker has started and imported what its tasks need; returns
         the seconds waited. A campaign's kernels/s then measure compiling, not start-up (a fresh worker imports
         Triton and torch: seconds each, all at once)."""
-        began = time.time()
-        ready = self.root / "ready"
-        while time.time() - began < limit and self.healthy():
-            if sum(1 for _ in ready.iterdir()) >= self.settings["max_workers"]:
-                break
-            time.sleep(0.05)
-        return time.time() - began
+        return wait_ready([self.pool], self.root / "ready", self.settings["max_workers"], limit)
 
     def healthy(self) -> bool:
         """False once pebble has given up on the pool (its status ERROR: nothing more can be scheduled)."""
@@ -173,6 +167,29 @@ class CompilePool:
                     shutil.move(str(log), kept / log.name)
                 self.worker_output["kept_in"] = str(kept)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def mark_ready(ready_dir: Path):
+    """Called by a worker at the end of its start-up: `wait_ready` counts these files."""
+    (ready_dir / str(os.getpid())).touch()
+
+
+def wait_ready(pools: list, ready_dir: Path, count: int, limit: float) -> float:
+    """Wait (at most `limit` seconds) until `count` live workers of `pools` have marked themselves ready (a worker
+    replaced since left its file behind: only live ones count); returns the seconds waited. Starts the pools
+    (pebble starts one at its first task otherwise)."""
+    def started(pool) -> bool:
+        try:
+            return pool.active
+        except RuntimeError:  # pebble gave up on it ("Unexpected error within the Pool"): the loop restarts it
+            return False
+    began = time.time()
+    while time.time() - began < limit and all(started(pool) for pool in pools):
+        live = {str(p.pid) for pool in pools for p in pebble_workers(pool)}
+        if len(live & set(os.listdir(ready_dir))) >= count:
+            break
+        time.sleep(0.05)
+    return time.time() - began
 
 
 def close_pool(pool, cancel: bool, wait: float):

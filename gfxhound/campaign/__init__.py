@@ -43,7 +43,7 @@ class Campaign(Probing, Recording):
         self.limits = TimeoutPolicy(config.timeout, floor=config.timeout_floor,
                                     factor=config.timeout_factor if adaptive else None)
         self.worker_output = {"lines": 0, "last": []}
-        self.trace = []  # device: (submitted, began, ended, seen) of each prepared kernel (bench/device_throughput)
+        self.trace = None  # a list to fill: (submitted, began, ended, seen, pid) of each device kernel (benchmarks)
         self.budget_end = float("inf")  # set when the loop starts (run)
 
     # --- stopping ------------------------------------------------------------------------------------------------
@@ -88,8 +88,10 @@ class Campaign(Probing, Recording):
             env["TRITON_INTERPRET"] = "1"  # read when triton is imported: the worker's first import sees it
         if self.task_fn is None and cfg.backend != "compile":
             self.task_fn = self._probe_fn()
-        warm = (self.task_fn.__module__,) if self.task_fn else ("gfxhound.oracle.compile_task",)
-        pool = CompilePool(cfg.workers, cfg.timeout, env, llc=cfg.llc, warm=warm,
+        # what the workers import at start-up (oracle/pool.py): the task function's module (a partial's too)
+        warm = {"gfxhound.oracle.compile_task", getattr(self.task_fn, "func", self.task_fn).__module__} \
+            if self.task_fn else {"gfxhound.oracle.compile_task"}
+        pool = CompilePool(cfg.workers, cfg.timeout, env, llc=cfg.llc, warm=tuple(sorted(warm)),
                            shared_cache=cfg.backend == "device", verbose=cfg.verbose)
         if cfg.backend == "device":
             from gfxhound.oracle.gpu_pool import GpuPool
@@ -100,7 +102,9 @@ class Campaign(Probing, Recording):
         try:
             self.probe(pool)
             # the kernels' clock starts with warm workers (a budget still counts from the start, see below)
-            pool.wait_ready(max(0.0, min(60.0, began + (cfg.seconds or 60.0) - time.time())))
+            for workers in (pool, getattr(self, "gpus", None)):
+                if workers is not None:
+                    workers.wait_ready(max(0.0, min(60.0, began + (cfg.seconds or 60.0) - time.time())))
             self.stats.started = time.time()
             self.stats.phases["startup"] = self.stats.started - began
             # a time budget is the command's: it counts from the start, probing included, but a probe that took
@@ -184,7 +188,8 @@ class Campaign(Probing, Recording):
             wait([item[3] for item in self.in_flight] + [item[-1] for item in self.gpu_running], timeout=1.0,
                  return_when=FIRST_COMPLETED)
             phases["wait"] += time.perf_counter() - mark
-            phases["gpu_lanes_starved"] += starved * (time.perf_counter() - mark)
+            if cfg.backend == "device":
+                phases["gpu_lanes_starved"] += starved * (time.perf_counter() - mark)
             mark = time.perf_counter()
             if not pool.healthy():  # before judging: what the broken pool failed is submitted again, not judged
                 self.restart(pool)
@@ -196,8 +201,9 @@ class Campaign(Probing, Recording):
                 spec, arch, task, prepared, index, future = item
                 # a GPU worker's whole turn (hand-over, set-up, launch, compare): gpu_busy counts only the launch
                 phases["gpu_worker"] += time.perf_counter() - prepared.pop("dispatched")
+                handed_over = time.time() - prepared.pop("dispatched_at")  # before collect: it may replace a lane
                 launched = self.gpus.collect(index, task, future)
-                self.count_turn(launched.get("timings"), prepared.pop("dispatched_at"))
+                self.count_turn(launched.get("timings"), handed_over)
                 self.complete(pool, spec, arch, task, self.merge_launch(prepared, launched))
             phases["record"] += time.perf_counter() - mark
             self.on_progress(self.stats)
@@ -255,15 +261,16 @@ class Campaign(Probing, Recording):
             prepared["dispatched"], prepared["dispatched_at"] = time.perf_counter(), time.time()
             self.gpu_running.append((spec, arch, task, prepared, index, future))
 
-    def count_turn(self, timings, dispatched_at):
-        """Where a launch worker's turn went (run_task.launch_device's timings), and the hand-over around it: the
-        time between dispatch and the worker starting, and between its end and this loop seeing the result."""
+    def count_turn(self, timings, seconds):
+        """Where a launch worker's turn went (run_task.launch_device's timings; the collective family's tasks
+        give none), and the hand-over around it: of the `seconds` from dispatch until this loop saw the result,
+        what the worker did not spend on its turn."""
         if not timings:
             return
         ex = self.stats.execution
         for key in ("setup_s", "load_s", "inputs_s", "buffers_s", "launch_s", "read_s", "compare_s", "turn_s"):
             ex[f"turn_{key[:-2]}_ms"] += int(1000 * timings.get(key, 0))
-        ex["turn_handover_ms"] += int(1000 * max(0.0, time.time() - dispatched_at - timings.get("turn_s", 0)))
+        ex["turn_handover_ms"] += int(1000 * max(0.0, seconds - timings.get("turn_s", 0)))
 
     def merge_launch(self, prepared, launched):
         ex = self.stats.execution

@@ -33,9 +33,9 @@ class Recording:
 
     def finish_one(self, pool, spec, arch, task, future):
         outcome = pool.outcome(task, future)
-        if "span" in outcome:  # submitted, began and ended in the worker, seen here: where kernels wait (benchmarks)
-            began, ended, pid = outcome.pop("span")
-            self.trace.append((task["submitted"], began, ended, time.time(), pid))
+        span = outcome.pop("span", None)  # began and ended in the worker: where kernels wait (benchmarks)
+        if span and self.trace is not None:
+            self.trace.append((task["submitted"], span[0], span[1], time.time(), span[2]))
         if outcome["status"] in ("ok", "exception") and not task.get("first_limit"):
             self.limits.observe(arch, outcome.get("duration", 0))
         if self.suspected(pool, spec, arch, task, outcome) or self.killed_from_outside(pool, task, outcome):

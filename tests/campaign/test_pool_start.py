@@ -45,6 +45,30 @@ def test_workers_import_task_modules_before_the_first_task(tmp_path, monkeypatch
 
 
 def test_without_the_warm_import_the_workers_start_one_at_a_time(tmp_path, monkeypatch):
-    """The control: what the warm import avoids is real (pebble's lock), so the test above can fail."""
+    """The control: what the warm import avoids is real (pebble's lock), so the test above can fail. A pebble
+    that no longer holds the lock while unpickling makes the warm import unnecessary: said, not failed."""
+    import pytest
     _, starts, _ = _first_starts(tmp_path, monkeypatch, warm=())
-    assert starts[-1] - starts[0] >= 1.5 * IMPORT_S, starts
+    # the second task starts only after the first worker's import released the lock (the third may go to the
+    # first worker again, so only the second is certain)
+    if starts[1] - starts[0] < 0.5 * IMPORT_S:
+        pytest.skip(f"this pebble no longer serialises first tasks (starts {starts}): the warm import in "
+                    "oracle/pool.py can go")
+    assert starts[1] - starts[0] >= 0.8 * IMPORT_S, starts
+
+
+def test_launch_workers_start_at_once_and_are_waited_for(tmp_path):
+    """The GPU pool's lanes start with the campaign, not at their first launch (torch and the run task imported),
+    and wait_ready sees every one of them. No GPU needed: a lane only imports until its first task."""
+    import os
+
+    from gfxhound.oracle.gpu_pool import GpuPool
+    from gfxhound.oracle.pool import pebble_workers
+    pool = GpuPool(tmp_path / "cache" / "shared", {}, timeout=60, gpus=1, per_gpu=2)
+    try:
+        waited = pool.wait_ready(120)
+        assert waited < 120
+        pids = {str(p.pid) for lane in pool.pools for p in pebble_workers(lane)}
+        assert len(pids) == 2 and pids <= set(os.listdir(pool.ready))
+    finally:
+        pool.close(wait=5)
