@@ -62,6 +62,9 @@ class GpuPool:
         self.ready = Path(cache).parent / "gpu-ready"
         self.ready.mkdir(parents=True, exist_ok=True)
         self.pools = [self._new_pool(i) for i in range(self.count)]
+        # reading `active` starts a pebble pool (it waits for a first task otherwise): the launch workers start
+        # now, alongside the compile workers, and the campaign waits for both (wait_ready)
+        self.started = [pool.active for pool in self.pools]
         import torch
         self.kind = "hip" if getattr(torch.version, "hip", None) else "cuda"  # picks the tolerance table
         self.running = set()
