@@ -1,10 +1,11 @@
 """Launch workers ("lanes"), `per_gpu` of them on each GPU, pinned with CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES;
 a fault costs one worker.
 
-Why several per GPU: a launch worker's turn is mostly CPU work (rendering, loading the kernel's module, the JIT's
-cache lookup and module load, buffers, comparing) around a launch of a few milliseconds, so one worker per GPU
-left the GPU idle most of the time (bench/device_throughput.py). Each lane is its own process with its own
-context: a fault is sticky for that context only, so the other lanes' results stay good.
+One lane per GPU is the default: its turn is mostly CPU work (rendering, loading the kernel's module, the JIT's
+cache lookup, buffers, comparing) around a launch of milliseconds, ~55 ms in all with the hand-over on an H100,
+so it keeps up with ~18 kernels/s, more than 15 compile workers deliver; more lanes only took CPU from the
+compiles (bench/device_throughput.py --gpu-workers 1,2,4). They help where compiles outrun one lane. Each lane
+is its own process with its own context: a fault is sticky for that context only, so other lanes stay good.
 
 CUDA and HIP errors are sticky: after a fault or a timeout the worker's context is unusable, so the worker is
 replaced and a known-good kernel runs on the new one before the campaign goes on. If that fails too, the device
@@ -121,8 +122,8 @@ class GpuPool:
         except Exception as exc:  # noqa: BLE001
             check = {"status": "exception", "text": f"{type(exc).__name__}: {exc}"}
         if check.get("status") != "ok":
-            raise DeviceWedged(f"GPU {index % self.gpus} did not run a known-good kernel after a worker was replaced "
-                               f"({check.get('text', '')[:200]}); reset the device and start again")
+            raise DeviceWedged(f"GPU {index % self.gpus} did not run a known-good kernel after a worker was "
+                               f"replaced ({check.get('text', '')[:200]}); reset the device and start again")
 
     def close(self, wait: float = 10.0):
         for pool in self.pools:

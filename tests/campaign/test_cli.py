@@ -49,6 +49,7 @@ def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
     (["fuzz", "--backend", "interpret", "--plant", "missing-barrier", "--budget", "1"], "needs a GPU"),
     (["fuzz", "--timeout", "0", "--budget", "1"], "--timeout"),
     (["fuzz", "--workers", "0", "--budget", "1"], "--workers"),
+    (["fuzz", "--gpu-workers", "0", "--budget", "1"], "--gpu-workers"),
     (["corpus", "show", "feedbeef"], "no finding matches"),
 ])
 def test_user_errors_are_one_line(gfxhound_bin, tmp_path, args, words):

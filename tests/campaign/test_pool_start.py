@@ -5,6 +5,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 IMPORT_S = 1.5
 
 SLOW_MODULE = textwrap.dedent(f"""
@@ -47,7 +49,6 @@ def test_workers_import_task_modules_before_the_first_task(tmp_path, monkeypatch
 def test_without_the_warm_import_the_workers_start_one_at_a_time(tmp_path, monkeypatch):
     """The control: what the warm import avoids is real (pebble's lock), so the test above can fail. A pebble
     that no longer holds the lock while unpickling makes the warm import unnecessary: said, not failed."""
-    import pytest
     _, starts, _ = _first_starts(tmp_path, monkeypatch, warm=())
     # the second task starts only after the first worker's import released the lock (the third may go to the
     # first worker again, so only the second is certain)
