@@ -12,6 +12,11 @@ from __future__ import annotations
 MIN_KERNELS = 200  # fewer kernels: shares are too noisy to judge
 USER_ERROR_CEILING = 0.02
 
+def _on_mma(prefix, suffix=""):
+    """One feature per matrix-core layout kind (CDNA's MFMA, RDNA's WMMA, NVIDIA's MMA): a kernel has one."""
+    return tuple(f"{prefix}{kind}{suffix}" for kind in ("mfma", "wmma", "mma"))
+
+
 FLOORS = {
     "K-loop dot": (("control:kloop_dot",), 0.20),
     "dot accumulating": (("op:dot_acc",), 0.20),
@@ -38,6 +43,13 @@ FLOORS = {
     "metamorphic pairs": (("pair:stages", "pair:warps", "pair:knobs", "pair:target", "pair:layout"), 0.15,
                           "exclude:pair:stages"),
     "TTGIR-mutated layouts": (("pair:layout",), 0.05, "exclude:pair:layout"),
+    # what the compiler made of the kernels (oracle/ttgir_features.py; compile backend only): measured over 205
+    # compile-campaign kernels for gfx942 with kernel shapes (Triton 3.9.0, seed 77): 27%, 38%, 9%
+    "reduction of a dot result (TTGIR)": (_on_mma("detail:ttgir:tt.reduce@"), 0.12, "exclude:ttgir"),
+    "dot-result slice broadcast back (TTGIR)": (_on_mma("detail:ttgir:tt.expand_dims@slice(", ")"), 0.18,
+                                                "exclude:ttgir"),
+    "dot result into LDS, e.g. as a dot operand (TTGIR)": (_on_mma("detail:ttgir:ttg.local_alloc@"), 0.04,
+                                                          "exclude:ttgir"),
 }
 
 

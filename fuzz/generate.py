@@ -15,12 +15,14 @@ from .strategies import kernel_specs
 BUFFER_BYTES = 4096
 
 
-def spec_stream(caps, seed: int, max_ops: int = 24, family: str = "kernels", collective: dict | None = None):
-    """Yield KernelSpecs forever; the same (caps, seed, family) yields the same specs. family "collectives" draws
-    communication patterns (fuzz/collective/); `collective` holds their options (patterns, controls, ranks)."""
+def spec_stream(caps, seed: int, max_ops: int = 24, family: str = "kernels", collective: dict | None = None,
+                shapes=()):
+    """Yield KernelSpecs forever; the same (caps, seed, family, shapes) yields the same specs. family "collectives"
+    draws communication patterns (fuzz/collective/); `collective` holds their options (patterns, controls, ranks).
+    `shapes`: only these kernel shapes (fuzz/shapes.py; empty: random kernels, a share of them shapes)."""
     rng = random.Random(seed)
     captured = []
-    strategy = _STRATEGIES[family](caps, max_ops, collective or {})
+    strategy = _STRATEGIES[family](caps, max_ops, collective or {"shapes": tuple(shapes)})
 
     @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=1)
     @given(strategy)
@@ -44,5 +46,5 @@ def _collective_specs(caps, max_ops, options):
 
 
 # what each kernel family (gfxhound.spec.FAMILIES) draws its specs from
-_STRATEGIES = {"kernels": lambda caps, max_ops, options: kernel_specs(caps, max_ops),
+_STRATEGIES = {"kernels": lambda caps, max_ops, options: kernel_specs(caps, max_ops, options.get("shapes", ())),
                "collectives": _collective_specs}

@@ -107,6 +107,27 @@ OP_WEIGHTS = {
     "load": 2.5, "store": 0.0, "atomic": 0.0,  # fuzz/ops_memory.py
 }
 
+# ---- kernel shapes (fuzz/shapes.py, shape_attention.py, shape_epilogue.py) ---------------------------------------
+SHAPE_KERNELS = (3, 10)  # a kernel (without --shape) is a kernel shape rather than a random composition
+SHAPES = {"attention": 1, "epilogue": 1}  # which shape
+SHAPE_EXTRA_STATEMENTS = 3  # random statements drawn after a shape's own (0..this many)
+ATTENTION_DTYPES = {"fp16": 3, "bf16": 3, "fp8e4nv": 1, "fp8e5": 1, "fp8e4b8": 1, "fp8e5b16": 1}  # q, k, v
+ATTENTION_HEAD_BLOCKS = {16: 1, 32: 1, 64: 2, 128: 2}  # BLOCK_N: the head dimension's block
+ATTENTION_KV_BLOCKS = {16: 1, 32: 2, 64: 2}  # BLOCK_K: keys per loop iteration
+ATTENTION_M_BLOCKS = {16: 1, 32: 2, 64: 2, 128: 1}  # BLOCK_M: queries per program (shrunk to the tile cap)
+ATTENTION_KV_BLOCKS_MAX = 4  # whole key blocks before the sequence's ragged tail
+ATTENTION_GRID = {"M": 3, "MN": 1}  # programs over query blocks (or also over head-dimension slices)
+ATTENTION_HEAD_EXACT = (3, 4)  # the head dimension fills its block (else a padded head: masked tail)
+ATTENTION_BIAS = (1, 3)  # an additive (M, K) bias or mask tile read in the loop
+ATTENTION_SCALED = (3, 4)  # qk is multiplied by sm_scale
+ATTENTION_LSE = (1, 2)  # the log-sum-exp is stored too (grid over M only)
+ATTENTION_WARPS = {2: 1, 4: 2, 8: 2}  # attention kernels' num_warps
+EPILOGUE_DTYPES = {"fp16": 3, "bf16": 3, "fp32": 1, "i8": 1, "fp8e4nv": 1, "fp8e5": 1, "fp8e4b8": 1, "fp8e5b16": 1}
+EPILOGUE_STEPS = {"bias": 2, "activation": 2, "softmax": 2, "reduce": 2, "scan": 2, "residual": 1, "downcast": 1}
+EPILOGUE_STEPS_MAX = 4  # epilogue steps after the K-loop (at least 1)
+EPILOGUE_ENDINGS = {"store": 2, "second_dot": 1}  # store the result, or feed it to a second dot (a fused MLP)
+EPILOGUE_LOOP_EXTRA = (1, 4)  # the K-loop draws a random statement besides its loads and its dot
+
 # ---- metamorphic pairs (fuzz/pairs.py) --------------------------------------------------------------------------
 PAIR_KINDS = {"stages": 1, "warps": 1, "knobs": 1, "target": 1, "layout": 2}  # a pair's kind (those the backend checks)
 

@@ -13,9 +13,10 @@ from . import dtypes as D
 from . import odds
 from .ops_dot_scaled import MX_FORMATS, SCALED_ROLES
 from .pairs import draw_pair
+from .shapes import draw_shape, fill_body
 from .statements import Generator
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4  # 4: kernel shapes (fuzz/shapes.py)
 INPUT_AXES = ["MK", "KN", "MN", "NM", "KM", "NK", "M", "N", "K", ""]
 
 
@@ -30,6 +31,21 @@ def _size(draw, block):
     if mode == "small":
         return draw(st.integers(1, block))
     return block * draw(st.integers(*odds.SIZE_RAGGED_BLOCKS)) + draw(st.integers(1, block - 1))
+
+
+def draw_launch(draw, caps, warps=None):
+    """The launch (num_warps, num_stages, AMD compile options and environment knobs) and a metamorphic pair;
+    `warps`: a menu of num_warps in place of odds.NUM_WARPS (kernel shapes that need a wider program)."""
+    launch = Launch(num_warps=draw(st.sampled_from(odds.menu(warps or odds.NUM_WARPS))),
+                    num_stages=draw(st.sampled_from(odds.menu(odds.NUM_STAGES))))
+    for name, values in sorted(caps.knobs.items()):
+        if values and odds.chance(draw, odds.OPTION_KNOB):
+            launch.options[name] = draw(st.sampled_from(values))
+    for name, values in sorted(caps.env_knobs.items()):
+        if values and odds.chance(draw, odds.ENV_KNOB):
+            launch.env[name] = draw(st.sampled_from(values))
+    pair = draw_pair(draw, caps, launch) if odds.chance(draw, odds.PAIR) else None  # a metamorphic pair
+    return launch, pair
 
 
 def mx_operands(draw, caps):
@@ -62,7 +78,19 @@ def mx_operands(draw, caps):
 
 
 @st.composite
-def kernel_specs(draw, caps, max_ops=24):
+def kernel_specs(draw, caps, max_ops=24, shapes=()):
+    """A random kernel, or (some of the time, or always when `shapes` names some) a kernel shape (fuzz/shapes.py)
+    with random statements after it."""
+    if shapes or odds.chance(draw, odds.SHAPE_KERNELS):
+        drawn = draw_shape(draw, caps, shapes, draw_launch)
+        if drawn is not None:
+            spec, fill = drawn
+            spec.meta["generator"] = GENERATOR_VERSION
+            gen = Generator(draw, caps, spec, max_ops)
+            fill_body(draw, caps, gen, fill)
+            gen.block(gen.env, spec.body, 1, draw(st.integers(0, odds.SHAPE_EXTRA_STATEMENTS)))
+            gen.epilogue(spec.body)
+            return spec
     grid = draw(st.sampled_from(odds.menu(odds.GRID)))
     blocks = {a: _block(draw) for a in "MNK"}
     if max(blocks["M"] * blocks["N"], blocks["M"] * blocks["K"], blocks["K"] * blocks["N"]) > odds.TILE_ELEMENTS_MAX:
@@ -110,15 +138,7 @@ def kernel_specs(draw, caps, max_ops=24):
             scalars.append({"dtype": "i32", "value": draw(st.sampled_from([0, 2, 3, 7, 16, 33]))})
         else:
             scalars.append({"dtype": "fp32", "value": draw(st.sampled_from([0.0, 0.5, 1.0, -2.0, 3.25]))})
-    launch = Launch(num_warps=draw(st.sampled_from(odds.menu(odds.NUM_WARPS))),
-                    num_stages=draw(st.sampled_from(odds.menu(odds.NUM_STAGES))))
-    for name, values in sorted(caps.knobs.items()):
-        if values and odds.chance(draw, odds.OPTION_KNOB):
-            launch.options[name] = draw(st.sampled_from(values))
-    for name, values in sorted(caps.env_knobs.items()):
-        if values and odds.chance(draw, odds.ENV_KNOB):
-            launch.env[name] = draw(st.sampled_from(values))
-    pair = draw_pair(draw, caps, launch) if odds.chance(draw, odds.PAIR) else None  # a metamorphic pair
+    launch, pair = draw_launch(draw, caps)
     spec = KernelSpec(blocks=blocks, sizes=sizes, grid=grid, inputs=inputs, scalars=scalars, outputs=[], body=[],
                       launch=launch, pair=pair, meta=meta)
     gen = Generator(draw, caps, spec, max_ops)

@@ -20,6 +20,8 @@ from gfxhound.spec import KernelSpec
 from gfxhound.fuzz.capabilities import Capabilities
 from gfxhound.fuzz.render import render
 
+from .ttgir_features import features as ttgir_features
+
 IR_SUFFIX = {"ttir": "ttir", "ttgir": "ttgir", "llir": "llir", "amdgcn": "amdgcn"}
 APPLIED = ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint",
            "enable_fp_fusion", "default_dot_input_precision")
@@ -101,6 +103,9 @@ def _run_compile(task: dict) -> dict:
     rendered.features.details |= pointer_details(rendered)
     if "buffer_ops" in result:
         rendered.features.details.add("amdgcn:buffer_ops" if result.pop("buffer_ops") else "amdgcn:no_buffer_ops")
+    ttgir = ir_dir / "kernel.ttgir"
+    if ttgir.exists():  # what the compiler made of the kernel (oracle/ttgir_features.py), as coverage
+        rendered.features.details |= {"ttgir:" + f for f in ttgir_features(ttgir.read_text())}
     result["features"] = rendered.features.to_json()  # coverage, so the campaign need not render again
     if result["status"] == "ok" and spec.pair:
         result["pair"] = run_pair(task, spec, caps, ir_dir)

@@ -156,7 +156,8 @@ class Campaign(Probing, Recording):
             if cfg.plant:
                 from gfxhound.oracle.planted import spec_stream as planted_stream
                 return planted_stream(cfg.plant, cfg.seed * 1000 + i)
-            return spec_stream(self.caps[arch], cfg.seed * 1000 + i, cfg.max_ops, cfg.family, cfg.collective)
+            return spec_stream(self.caps[arch], cfg.seed * 1000 + i, cfg.max_ops, cfg.family, cfg.collective,
+                               cfg.shapes)
         streams = [(arch, stream_for(i, arch)) for i, arch in enumerate(cfg.targets)]
         extra = {"plant": cfg.plant} if cfg.plant else {}
         if cfg.backend == "device":

@@ -32,6 +32,7 @@ class CampaignConfig:
     plant: str | None = None  # a planted bug (oracle/planted.py): its kernel family, mutated; nothing is recorded
     family: str = "kernels"  # or "collectives": communication patterns (fuzz/collective/)
     collective: dict = field(default_factory=dict)  # collectives: patterns, controls (negative-control share)
+    shapes: tuple = ()  # kernels: only these kernel shapes (fuzz/shapes.py); empty: random kernels, some shapes
 
 
 def parse_budget(text: str):

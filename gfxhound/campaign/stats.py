@@ -50,6 +50,9 @@ def features_of(spec, features, arch):
     feats |= {f"env:{k}={v}" for k, v in spec.launch.env.items()}
     if spec.pair:
         feats.add(f"pair:{spec.pair.get('kind')}")
+    shape = spec.meta.get("shape")
+    if shape:  # a kernel shape (fuzz/shapes.py), and whether all of it was placed
+        feats.add(f"shape:{shape}" + (":incomplete" if spec.meta.get("shape_incomplete") else ""))
     return feats
 
 
@@ -73,8 +76,9 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
         "coverage": {k: {"kernels": v, "share": round(v / n, 4)} for k, v in sorted(stats.coverage.items())},
     }
     from gfxhound.fuzz.floors import check
-    summary["coverage_floors"] = check(summary["coverage"], stats.kernels, summary["user_error_share"],
-                                       excluded_features(config.backend) if config.backend != "compile" else ())
+    # only the compile backend keeps each kernel's TTGIR (oracle/ttgir_features.py)
+    excluded = excluded_features(config.backend) + ["exclude:ttgir"] if config.backend != "compile" else ()
+    summary["coverage_floors"] = check(summary["coverage"], stats.kernels, summary["user_error_share"], excluded)
     return summary
 
 

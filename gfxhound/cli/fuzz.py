@@ -21,6 +21,9 @@ def add_fuzz(sub):
                            "oracle); nothing is recorded in the corpus")
     fuzz.add_argument("--family", default="kernels", choices=["kernels", "collectives"],
                       help="what to generate: single-rank kernels, or multi-rank communication patterns")
+    fuzz.add_argument("--shape", default="",
+                      help="only these kernel shapes (comma-separated: attention, epilogue); default: random kernels, "
+                           "30%% of them shapes")
     fuzz.add_argument("--patterns", default="", help="collectives: comma-separated pattern names (default: all)")
     fuzz.add_argument("--controls", type=float, default=0.0,
                       help="collectives: share of negative controls (barrier or ordering removed: sensitivity "
@@ -146,6 +149,14 @@ def cmd_fuzz(args):
             raise UserError("--plant brings its own kernels (the collective ones too): leave out --family")
     elif args.patterns or args.controls:
         raise UserError("--patterns and --controls need --family collectives")
+    shapes = tuple(n.strip() for n in args.shape.split(",") if n.strip())
+    if shapes:
+        from gfxhound.fuzz.shapes import SHAPES
+        unknown = [n for n in shapes if n not in SHAPES]
+        if unknown:
+            raise UserError(f"unknown shape {unknown[0]!r}; choose from {', '.join(sorted(SHAPES))}")
+        if args.family != "kernels" or args.plant:
+            raise UserError("--shape draws single-rank kernels: leave out --family and --plant")
     if args.plant and args.backend == "compile":
         raise UserError("--plant needs a backend that runs kernels: --backend interpret or device")
     if args.plant and args.backend == "interpret":
@@ -160,7 +171,8 @@ def cmd_fuzz(args):
                             seconds=seconds, kernels=kernels, workers=args.workers, gpu_workers=args.gpu_workers,
                             seed=_shard_seed(args.seed, args.shard), timeout=args.timeout, max_ops=args.max_ops,
                             worker_env=env, caps_cache=cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld",
-                            family=args.family, collective=collective, grace=args.grace, verbose=args.verbose,
+                            family=args.family, collective=collective, shapes=shapes, grace=args.grace,
+                            verbose=args.verbose,
                             timeout_floor=min(10.0, args.timeout), clock_start=clock_start)
     console = Console(stderr=True)
     campaign = Campaign(config, on_progress=_progress_printer(console, config) if not args.quiet else None)

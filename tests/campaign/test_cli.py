@@ -50,6 +50,8 @@ def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
     (["fuzz", "--timeout", "0", "--budget", "1"], "--timeout"),
     (["fuzz", "--workers", "0", "--budget", "1"], "--workers"),
     (["fuzz", "--gpu-workers", "0", "--budget", "1"], "--gpu-workers"),
+    (["fuzz", "--shape", "attention,moe", "--budget", "1"], "unknown shape 'moe'"),
+    (["fuzz", "--shape", "attention", "--family", "collectives", "--budget", "1"], "--shape draws single-rank"),
     (["corpus", "show", "feedbeef"], "no finding matches"),
 ])
 def test_user_errors_are_one_line(gfxhound_bin, tmp_path, args, words):
