@@ -22,7 +22,7 @@ def spec_stream(caps, seed: int, max_ops: int = 24, family: str = "kernels", col
     `shapes`: only these kernel shapes (fuzz/shapes.py; empty: random kernels, a share of them shapes)."""
     rng = random.Random(seed)
     captured = []
-    strategy = _STRATEGIES[family](caps, max_ops, collective or {"shapes": tuple(shapes)})
+    strategy = _STRATEGIES[family](caps, max_ops, {**(collective or {}), "shapes": tuple(shapes)})
 
     @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=1)
     @given(strategy)

@@ -5,7 +5,8 @@ Axes: M is the query block, K the key/value sequence (the loop walks it), N the 
     qk = dot(q[M,N], kᵀ[N,K]) (* sm_scale) (+ bias[M,K])
     m_new = maximum(m, max(qk, 1));  p = exp2(qk - m_new[:, None]);  alpha = exp2(m - m_new)
     l = l * alpha + sum(p, 1);  acc = acc * alpha[:, None] + dot(p.to(dtype), v[K,N]);  m = m_new
-then out = acc / l[:, None] and, where the grid is over M only, the log-sum-exp m + log2(l).
+then out = acc / l[:, None] and, some of the time, the log-sum-exp m + log2(l) (or m + log(l) with exp).
+One program per query block holds the whole head (padded heads mask the block's tail).
 
 Why these choices: the running max starts at -2**100 (exact in fp32; real kernels use -inf, which exp2 maps to the
 same 0) and sm_scale is dyadic, so the reference stays exact where the GPU is; key columns past the sequence are
@@ -37,11 +38,9 @@ def frame(draw, caps, draw_launch):
     rows = draw(st.sampled_from(odds.menu(odds.ATTENTION_M_BLOCKS)))
     rows = max(16, min(rows, odds.TILE_ELEMENTS_MAX // max(head, kv)))
     blocks = {"M": rows, "N": head, "K": kv}
-    grid = draw(st.sampled_from(odds.menu(odds.ATTENTION_GRID)))
-    if grid == "MN":  # programs split the head dimension: each one a slice of the output
-        heads = head * draw(st.integers(1, 2))
-    else:  # one program holds the head: padded head sizes (80, 96, 112 in real models) mask the tail
-        heads = head if odds.chance(draw, odds.ATTENTION_HEAD_EXACT) else draw(st.integers(1, head - 1))
+    grid = "M"  # one program holds a query block's whole head (a head split over programs is not attention)
+    # padded head sizes (80, 96, 112 in real models) mask the block's tail
+    heads = head if odds.chance(draw, odds.ATTENTION_HEAD_EXACT) else draw(st.integers(1, head - 1))
     seq = kv * draw(st.integers(0, odds.ATTENTION_KV_BLOCKS_MAX)) + draw(st.integers(1, kv))
     queries = rows * draw(st.integers(0, 2)) + draw(st.integers(1, rows))
     sizes = {"M": queries, "N": heads, "K": seq}
@@ -91,5 +90,5 @@ def body(draw, caps, gen):
     out = b.op("truediv", acc, b.expand(l, "N", 1))
     out_dtype = draw(st.sampled_from([d for d in D.usable(["fp32", "fp16", "bf16"], caps)]))
     b.store(b.cast(out, out_dtype))
-    if spec.grid == "M" and odds.chance(draw, odds.ATTENTION_LSE):  # the log-sum-exp, for a backward pass
-        b.store(b.op("add", m, b.op("log2", l)))
+    if odds.chance(draw, odds.ATTENTION_LSE):  # the log-sum-exp, for a backward pass, in the softmax's base
+        b.store(b.op("add", m, b.op("log2" if exp == "exp2" else "log", l)))

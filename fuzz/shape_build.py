@@ -68,10 +68,11 @@ class Builder:
         return self.op("load", ptr, masked=masked, other=0)
 
     def store(self, v: Value, mode="store", **attrs):
-        """Store (or atomically combine) `v` into an output of its dtype and axes, made on first use."""
+        """Store (or atomically combine) `v` into the output of its dtype and axes (Generator.output_for: one
+        store per output)."""
         out = self.gen.output_for(v.type.dtype, v.type.axes, mode)
         if out is None:
-            raise Incomplete("no output left for " + str(v.type))
+            raise Incomplete(f"no output left for {v.type} (a value of that type was stored already)")
         return self.op(mode, v, out, **attrs)
 
     def loop(self, carried: list, body, trip=("cdiv", "K"), stages=None) -> list:

@@ -28,6 +28,7 @@ class Generator:
         self.walker = Walker(spec, caps)
         self.env = self.walker.root_env()
         self.budget = max_ops
+        self.stored = set()  # outputs a value was stored to (output_for): one store each
         self.ops = [op for op in ops_for(caps) if odds.OP_WEIGHTS[op.name] > 0]
         self.weights = [max(1, int(odds.OP_WEIGHTS[op.name] * odds.OP_WEIGHT_SCALE)) for op in self.ops]
 
@@ -277,8 +278,15 @@ class Generator:
 
     # --- outputs -------------------------------------------------------------------------------------------------
     def output_for(self, dtype, axes, mode):
+        """The output of this type (one per dtype, axes and mode: statements refer to outputs relatively, by type),
+        made on first use; None once a value was stored to it: a second value stored to the same addresses, from
+        another layout, would race with the first (threads of one program, no barrier between them)."""
         for v in self.env.outputs:
             if v.type == VType("out", dtype, axes, mode):
+                if mode == "store" and v.name in self.stored:
+                    return None
+                if mode == "store":
+                    self.stored.add(v.name)
                 return v
         if len(self.spec.outputs) >= odds.OUTPUTS_MAX:
             return None
@@ -287,6 +295,8 @@ class Generator:
         strides = tuple(f"s_out_{i}_{j}" for j in range(len(axes)))
         value = Value(f"out_{i}", VType("out", dtype, axes, mode), strides)
         self.env.outputs.append(value)
+        if mode == "store":
+            self.stored.add(value.name)
         return value
 
     def epilogue(self, body):

@@ -63,7 +63,10 @@ class DotArith(ArithBase):
             scaled = acc.v * torch.exp2(scale.clamp(max=200))
             ex = ex & (scaled == torch.round(scaled))
         err = e_in + gamma_acc * (mags + e_in) + (k + 1) * TINY[acc_dtype]
-        return finish(out_dtype, r, err, ex, bad=bad.expand(r.shape), peak=mags + e_in)
+        out = finish(out_dtype, r, err, ex, bad=bad.expand(r.shape), peak=mags + e_in)
+        if out_dtype != "fp64" and (acc is None or bool((acc.v == 0).all() and (acc.e == 0).all())):
+            out.fold = (gamma(k + 2, acc_dtype), mags + e_in)  # `+ c` may join the accumulation (TV.fold)
+        return out
 
     def dot_scaled(self, lhs, rhs, acc: TV) -> TV:
         """tl.dot_scaled: each side (codes or values, format, scale codes or None, group) decoded exactly in float64

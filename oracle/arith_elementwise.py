@@ -38,7 +38,13 @@ class ElementwiseArith(ArithBase):
         av, bv, ae, be = a.v, b.v, a.e, b.e
         if name in ("add", "sub"):
             r = av + bv if name == "add" else av - bv
-            return finish(dtype, r, ae + be, ex, bad=bad)
+            e = ae + be
+            for x, other in ((a, b), (b, a)):  # a dot's result plus c: maybe accumulated by the matrix unit
+                if x.fold is not None and name == "add":
+                    rel, mags = x.fold
+                    folded = rel * (mags + other.v.abs())
+                    e, ex = e + folded, ex & (folded == 0)
+            return finish(dtype, r, e, ex, bad=bad)
         if name == "mul":
             # exact only where the product fits the dtype: else a contraction into an fma rounds it differently
             prod = av * bv

@@ -40,6 +40,10 @@ class TV:
     e: torch.Tensor  # float64 bound, same shape (zeros for ints)
     bad: torch.Tensor  # bool, same shape
     dtype: str
+    # a tl.dot's result without an accumulator (or a zero one): Triton folds `dot(a, b) + c` into `dot(a, b, c)`
+    # (its combine pass), and a matrix unit then adds c inside its own accumulation, not as one rounded fp32 add.
+    # (relative error per unit of magnitude, magnitudes of the products): what that accumulation may add
+    fold: tuple | None = None
 
     @property
     def is_float(self):

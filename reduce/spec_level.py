@@ -169,6 +169,23 @@ class Inline:
                         yield _with_list(spec, path, stmts[:i] + stmt["if"].get(key, []) + stmts[i + 1:])
 
 
+class DropCarried:
+    """Stop carrying a value through a loop (its initial value and its yield go; references re-resolve among what is
+    left): kernel shapes carry several values (attention: acc, running max, sum), and a loop is inlined only once
+    what it carries is gone."""
+    name = "drop loop-carried values"
+
+    def candidates(self, spec):
+        for path, stmts in list(_bodies(spec.body)):
+            for i, stmt in enumerate(stmts):
+                if isinstance(stmt, dict) and "for" in stmt:
+                    loop = stmt["for"]
+                    for j in range(len(loop.get("carry", []))):
+                        new = dict(loop, carry=loop["carry"][:j] + loop["carry"][j + 1:],
+                                   **{"yield": loop.get("yield", [])[:j] + loop.get("yield", [])[j + 1:]})
+                        yield _with_list(spec, path, stmts[:i] + [{**stmt, "for": new}] + stmts[i + 1:])
+
+
 class SimplifyLaunch:
     """Drop AMD knobs and environment knobs; default num_warps and num_stages."""
     name = "simplify launch"
@@ -220,7 +237,7 @@ def passes(caps=None):
     """The schedule. Plain deletions first (they may also re-aim operands, which often helps); with capabilities,
     deletions that keep later operands' values when the plain ones fail."""
     rebound = (DropRebound(caps),) if caps is not None else ()
-    return (DropChunks(),) + rebound + (Inline(), DropArguments(), SimplifyLaunch(), ShrinkShapes())
+    return (DropChunks(),) + rebound + (Inline(), DropCarried(), DropArguments(), SimplifyLaunch(), ShrinkShapes())
 
 
 @dataclass

@@ -219,3 +219,22 @@ def test_fp8_dots_on_nvidia_allow_hoppers_narrow_accumulator_and_no_more():
         out = Arith(table).dot(exact(a, "fp8e4nv"), exact(b, "fp8e4nv"), None, "fp32")
         assert accepts(out, narrow) == ok, table.name
         assert not accepts(out, past_bound(out)), table.name
+
+
+def test_a_dot_result_plus_a_value_may_be_accumulated_by_the_matrix_unit():
+    """Triton folds `dot(a, b) + c` into `dot(a, b, c)`: an H100 then returned the exact-looking fp32 sum one ulp
+    off (an attention kernel's `qk + bias`). The add of a dot result gets the accumulation's bound; an add of
+    other exact values stays correctly rounded."""
+    q = torch.tensor([[1.5, -0.75, 0.3125]], dtype=F64)
+    k = torch.tensor([[2.0], [1.25], [-0.5]], dtype=F64)
+    bias = tv([1.7832031])  # an fp32 value the sum cannot hold exactly
+    arith = Arith(CUDA)
+    qk = arith.dot(exact(q, "fp16"), exact(k, "fp16"), None, "fp32")
+    assert bool((qk.e == 0).all())  # the products and their sum are exact
+    s = arith.binary("add", qk, tv([[1.7832031]]))
+    assert bool((s.e > 0).all()) and accepts(s, torch.nextafter(s.v.float(), torch.tensor(-1e9)).double())
+    assert not accepts(s, s.v + 64 * s.e.max() + 1e-3)
+    plain = arith.binary("add", tv([2.21875]), bias)
+    assert bool((plain.e == 0).all())  # no dot: the add rounds once, exactly as the reference
+    with_acc = arith.dot(exact(q, "fp16"), exact(k, "fp16"), tv([[0.5]]), "fp32")
+    assert with_acc.fold is None  # an accumulator already there: no `+ c` to fold
