@@ -22,7 +22,8 @@ def spec_stream(caps, seed: int, max_ops: int = 24, family: str = "kernels", col
     `shapes`: only these kernel shapes (fuzz/shapes.py; empty: random kernels, a share of them shapes)."""
     rng = random.Random(seed)
     captured = []
-    strategy = _STRATEGIES[family](caps, max_ops, {**(collective or {}), "shapes": tuple(shapes)})
+    options = {"shapes": tuple(shapes)} if family == "kernels" else (collective or {})
+    strategy = _STRATEGIES[family](caps, max_ops, options)
 
     @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=1)
     @given(strategy)
