@@ -16,13 +16,14 @@ BUFFER_BYTES = 4096
 
 
 def spec_stream(caps, seed: int, max_ops: int = 24, family: str = "kernels", collective: dict | None = None,
-                shapes=()):
+                shapes=(), user=None):
     """Yield KernelSpecs forever; the same (caps, seed, family, shapes) yields the same specs. family "collectives"
     draws communication patterns (fuzz/collective/); `collective` holds their options (patterns, controls, ranks).
-    `shapes`: only these kernel shapes (fuzz/shapes.py; empty: random kernels, a share of them shapes)."""
+    `shapes`: only these kernel shapes (fuzz/shapes.py; empty: random kernels, a share of them shapes). family
+    "user": launches of a user's kernel (fuzz/user_kernel.py); `user` holds its UserKernel's JSON form."""
     rng = random.Random(seed)
     captured = []
-    options = {"shapes": tuple(shapes)} if family == "kernels" else (collective or {})
+    options = {"kernels": {"shapes": tuple(shapes)}, "user": user}.get(family, collective or {})
     strategy = _STRATEGIES[family](caps, max_ops, options)
 
     @settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=1)
@@ -46,6 +47,11 @@ def _collective_specs(caps, max_ops, options):
     return collective_specs(caps, **options)
 
 
+def _user_specs(caps, max_ops, options):
+    from .user_kernel import user_specs  # imported on use, like the collectives
+    return user_specs(caps, options)
+
+
 # what each kernel family (gfxhound.spec.FAMILIES) draws its specs from
 _STRATEGIES = {"kernels": lambda caps, max_ops, options: kernel_specs(caps, max_ops, options.get("shapes", ())),
-               "collectives": _collective_specs}
+               "collectives": _collective_specs, "user": _user_specs}

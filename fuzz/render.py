@@ -110,4 +110,10 @@ def _render_collective(spec, caps, kernel_name):
     return render_collective(spec, caps, kernel_name)
 
 
-_RENDERERS = {"kernels": render_kernel, "collectives": _render_collective}  # gfxhound.spec.FAMILIES
+def _render_user(spec, caps, kernel_name):
+    from .user_render import render_user
+    return render_user(spec, caps)
+
+
+_RENDERERS = {"kernels": render_kernel, "collectives": _render_collective,  # gfxhound.spec.FAMILIES
+              "user": _render_user}

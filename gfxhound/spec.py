@@ -11,10 +11,13 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 
-FORMAT = 3  # 2: 8-bit float and MX dtypes, K-view axes (H, S, T), input roles, metamorphic pairs; 3: collectives
-READABLE = (1, 2, 3)  # an older spec is a valid newer spec: it is read as it is and keeps its fields (and hash)
+FORMAT = 4  # 2: 8-bit float and MX dtypes, K-view axes (H, S, T), input roles, metamorphic pairs; 3: collectives;
+# 4: a user's own kernel (`user`: its source and one concrete launch, fuzz/user_kernel.py)
+READABLE = (1, 2, 3, 4)  # an older spec is a valid newer spec: it is read as it is and keeps its fields (and hash)
 # A spec is written in the lowest format that can hold it: a single-rank kernel stays format 2 (no `collective` key
-# at all), so its hash is what it was and an older gfxhound still reads it; only a collective is format 3.
+# at all), so its hash is what it was and an older gfxhound still reads it; a collective is format 3, a user's
+# kernel format 4.
+COLLECTIVE_FORMAT, USER_FORMAT = 3, 4
 SINGLE_RANK_FORMAT = 2
 AXES = "MNK"
 
@@ -31,14 +34,17 @@ class Launch:
     env: dict = field(default_factory=dict)  # knobs Triton reads from the environment (AMDGCN_USE_BUFFER_OPS)
 
 
-# Kernel families: single-rank kernels, and communication patterns over several ranks (fuzz/collective/). Each
+# Kernel families: single-rank kernels, communication patterns over several ranks (fuzz/collective/), and a user's
+# own kernel under drawn launches (fuzz/user_kernel.py: `gfxhound fuzz --kernel`). Each
 # stage keeps one table keyed by these names (fuzz/render.py, fuzz/generate.py, oracle/run_task.py,
 # oracle/repro/choose.py) instead of asking a spec what it holds.
-FAMILIES = ("kernels", "collectives")
+FAMILIES = ("kernels", "collectives", "user")
 
 
 def family_of(data: dict) -> str:
     """The family of a spec's JSON form (a stored spec.json, before it is loaded)."""
+    if data.get("user"):
+        return "user"
     return "collectives" if data.get("collective") else "kernels"
 
 
@@ -55,13 +61,15 @@ class KernelSpec:
     ranks: int = 1  # collectives: how many ranks (room from v1, used from v3)
     pair: dict | None = None  # metamorphic pair: the second member (fuzz/pairs.py); room from v1, used from v2
     collective: dict | None = None  # a communication pattern (fuzz/collective/): its parameters; from v3
+    user: dict | None = None  # a user's kernel: source, function, one concrete launch (fuzz/user_kernel.py); from v4
     meta: dict = field(default_factory=dict)  # provenance: generator version, seed; not part of the identity
     format: int = SINGLE_RANK_FORMAT  # FORMAT for a collective (fuzz/collective/spec.py)
 
     def to_json(self) -> dict:
         data = asdict(self)
-        if data.get("collective") is None:  # absent, not null: single-rank specs keep their format-2 identity
-            data.pop("collective", None)
+        for key in ("collective", "user"):  # absent, not null: single-rank specs keep their format-2 identity
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
 
     def dumps(self) -> str:

@@ -19,7 +19,7 @@ from gfxhound.fuzz.render import render
 from gfxhound.fuzz.pairs import LAUNCH_KINDS
 from gfxhound.spec import KernelSpec
 
-from . import collective_task
+from . import collective_task, user_task
 from .accepted_options import accepted_options as _accepted_options
 from .compare import compare, runs_agree
 from .compile_task import _Fd2Redirect, load_kernel
@@ -31,7 +31,7 @@ from .tolerance import table_for
 
 # the run tasks of the other kernel families (gfxhound.spec.FAMILIES), each with run_interpret, prepare_device
 # and launch_device; single-rank kernels are this module's own
-FAMILY_TASKS = {"collectives": collective_task}
+FAMILY_TASKS = {"collectives": collective_task, "user": user_task}
 
 RERUNS = 3
 

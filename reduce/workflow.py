@@ -241,6 +241,10 @@ def reduce_spec_finding(corpus, finding, settings: Settings) -> Outcome:
     static = finding.stage == MEMORY_MODEL_STAGE
     spec, caps, run = _loaded(corpus.examples(finding.signature)[0])
     if spec.family not in REDUCIBLE_FAMILIES and not static:
+        if spec.family == "user":
+            raise ReduceError(f"finding {finding.signature} is in your own kernel ({spec.user['fn']}): gfxhound "
+                              "reduces generated kernels only; its repro.py replays the one launch "
+                              "(docs/user-kernels.md)")
         raise ReduceError(f"finding {finding.signature} is a collective's {finding.verdict}: collectives are not "
                           "reduced yet; its repro.py is the standalone reproducer (docs/collectives.md)")
     if finding.verdict not in SPEC_VERDICTS and not static:

@@ -157,7 +157,7 @@ class Campaign(Probing, Recording):
                 from gfxhound.oracle.planted import spec_stream as planted_stream
                 return planted_stream(cfg.plant, cfg.seed * 1000 + i)
             return spec_stream(self.caps[arch], cfg.seed * 1000 + i, cfg.max_ops, cfg.family, cfg.collective,
-                               cfg.shapes)
+                               cfg.shapes, cfg.user)
         streams = [(arch, stream_for(i, arch)) for i, arch in enumerate(cfg.targets)]
         extra = {"plant": cfg.plant} if cfg.plant else {}
         if cfg.backend == "device":

@@ -33,6 +33,7 @@ class CampaignConfig:
     family: str = "kernels"  # or "collectives": communication patterns (fuzz/collective/)
     collective: dict = field(default_factory=dict)  # collectives: patterns, controls (negative-control share)
     shapes: tuple = ()  # kernels: only these kernel shapes (fuzz/shapes.py); empty: random kernels, some shapes
+    user: dict | None = None  # family "user": the user's kernel and launch spec (fuzz/user_kernel.UserKernel JSON)
 
 
 def parse_budget(text: str):

@@ -24,6 +24,12 @@ def add_fuzz(sub):
     fuzz.add_argument("--shape", default="",
                       help="only these kernel shapes (comma-separated: attention, epilogue); default: random kernels, "
                            "30%% of them shapes")
+    fuzz.add_argument("--kernel", default="", metavar="FILE.py::FN",
+                      help="fuzz your own @triton.jit kernel's launches (sizes, constexprs, warps, stages, AMD knobs) "
+                           "as --launch describes them")
+    fuzz.add_argument("--launch", default="", metavar="SPEC",
+                      help="--kernel: the arguments ('x: fp16[M, K]; M: 1..300; BLOCK_M: 16|32; grid: cdiv(M, "
+                           "BLOCK_M); reference: ref'), or @FILE holding those lines (docs/user-kernels.md)")
     fuzz.add_argument("--patterns", default="", help="collectives: comma-separated pattern names (default: all)")
     fuzz.add_argument("--controls", type=float, default=0.0,
                       help="collectives: share of negative controls (barrier or ordering removed: sensitivity "
@@ -157,6 +163,7 @@ def cmd_fuzz(args):
             raise UserError(f"unknown shape {unknown[0]!r}; choose from {', '.join(sorted(SHAPES))}")
         if args.family != "kernels" or args.plant:
             raise UserError("--shape draws single-rank kernels: leave out --family and --plant")
+    user = _user_kernel(args, targets, env) if args.kernel or args.launch else None
     if args.plant and args.backend == "compile":
         raise UserError("--plant needs a backend that runs kernels: --backend interpret or device")
     if args.plant and args.backend == "interpret":
@@ -171,7 +178,8 @@ def cmd_fuzz(args):
                             seconds=seconds, kernels=kernels, workers=args.workers, gpu_workers=args.gpu_workers,
                             seed=_shard_seed(args.seed, args.shard), timeout=args.timeout, max_ops=args.max_ops,
                             worker_env=env, caps_cache=cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld",
-                            family=args.family, collective=collective, shapes=shapes, grace=args.grace,
+                            family="user" if user else args.family, collective=collective, shapes=shapes,
+                            user=user, grace=args.grace,
                             verbose=args.verbose,
                             timeout_floor=min(10.0, args.timeout), clock_start=clock_start)
     console = Console(stderr=True)
@@ -192,6 +200,39 @@ def cmd_fuzz(args):
     else:
         _print_summary(console, summary)
     return 0
+
+
+def _user_kernel(args, targets, env):
+    """--kernel and --launch, checked: the kernel imports, the spec fits its parameters and draws, and the kernel
+    compiles at the spec's defaults (fuzz/user_preflight.py); the UserKernel's JSON for the campaign."""
+    import subprocess
+    import tempfile
+
+    from gfxhound.fuzz.user_kernel import UserKernelError, load
+    if not args.kernel or not args.launch:
+        raise UserError("--kernel FILE.py::FN and --launch SPEC go together (docs/user-kernels.md)")
+    if args.family != "kernels" or args.shape or args.plant:
+        raise UserError("--kernel fuzzes your kernel's launches: leave out --family, --shape and --plant")
+    try:
+        user = load(args.kernel, args.launch).to_json()
+    except UserKernelError as exc:
+        raise UserError(str(exc)) from None
+    arch = targets[0] if targets[0] in KNOWN_ARCHS else "gfx942"
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(user, f)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "gfxhound.fuzz.user_preflight", f.name, arch],
+                              capture_output=True, text=True, timeout=max(120.0, 2 * args.timeout),
+                              env={**os.environ, **env})
+        lines = proc.stdout.strip().splitlines()
+        result = json.loads(lines[-1]) if proc.returncode == 0 and lines else {"ok": True}
+    except subprocess.TimeoutExpired:
+        result = {"ok": True}  # a compile that does not finish is for the campaign to record
+    finally:
+        os.unlink(f.name)
+    if not result["ok"]:
+        raise UserError(result["error"])
+    return user
 
 
 class _stop_on_signals:

@@ -23,6 +23,7 @@ import shutil
 from pathlib import Path
 
 from gfxhound.atomic import write_atomic as _atomic_write
+from gfxhound.spec import family_of
 from gfxhound.signature import (CAST_TABLE_STAGE, MEMORY_MODEL_MESSAGE, MEMORY_MODEL_STAGE, NORMALISER_VERSION, identity,
                                 memory_model_headline, memory_model_signatures, miscompile_signature, normalise,
                                 python_exception, signature_hash)
@@ -45,7 +46,7 @@ def rekey(run: dict, spec: dict, output: str, table_of) -> "list[tuple[str | Non
         return [(sig, key, "\n".join([memory_model_headline(key, own), *own, *[m for m in lines if m not in own]]))
                 for key, sig, own in memory_model_signatures(lines, table_of(target) or target)]
     if stage == "run" and run.get("normalised", "").rstrip().endswith(":"):  # no ops: this kernel alone
-        family = "collectives" if spec.get("collective") else "kernels"
+        family = family_of(spec)
         normalised, signature = miscompile_signature(verdict, target, [], f"{family} {run['spec_hash']}")
         return [(signature, normalised, message)]
     if stage == "run" or stage == CAST_TABLE_STAGE or not message:  # a conversion's identity is not a message's

@@ -35,6 +35,8 @@ NO_UB = ("The kernel has no undefined behaviour: the generator never emits integ
          "integer ops); FMA contraction and reassociation are allowed by that bound.")
 NOT_REDUCED = ("**Not reduced:** the reproducer is the fuzzer's generated kernel as it was found; run "
                "`gfxhound reduce` on the finding before filing.")
+USER_NOT_REDUCED = ("**Not reduced:** the reproducer is the kernel as its author wrote it, at the one launch that "
+                    "went wrong (gfxhound reduces generated kernels, not a user's).")
 STAGE_NAMES = {"ttir": "Triton IR", "ttgir": "TritonGPU IR", "llir": "the lowering to LLVM", "amdgcn":
                "AMDGCN code generation", "hsaco": "linking", "llc-verify": "LLVM code generation (llc)",
                "run": "execution"}
@@ -100,8 +102,20 @@ def _triton_version(python: str) -> str:
     return f"triton {out.strip().splitlines()[-1]}" if rc == 0 and out.strip() else "triton (version unknown)"
 
 
-def _how_reduced(reduced) -> str:
+def _user_note(user) -> str:
+    """What a draft of a user kernel's wrong result can and cannot vouch for (fuzz/user_kernel.py)."""
+    tolerance = user.get("tolerance") or "the output dtype's default"
+    return (f"The kernel is not generated: it is `{user['fn']}` from `{user['file']}`, run at one launch that "
+            f"gfxhound drew from its author's launch spec (the reproducer holds the file and the launch). That it is "
+            f"free of undefined behaviour (out-of-bounds addresses, races between programs) is its author's "
+            f"statement, not checked by gfxhound. The reference is the author's function `{user['reference']}` "
+            f"from the same file, compared element by element with tolerance {tolerance} (rtol, atol).")
+
+
+def _how_reduced(reduced, user=None) -> str:
     """What the draft may say of the reproducer's size: only what the reduction record shows."""
+    if user:
+        return USER_NOT_REDUCED
     record = reduced.record if reduced.repro.exists() else {}
     if record.get("body_lines_before") and record.get("body_lines_after"):
         return (f"`gfxhound reduce` shrank the generated kernel's body from {record['body_lines_before']} to "
@@ -119,10 +133,13 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
     minimal = corpus.minimal(finding.signature)
     by_hand = False  # the reproducer is a person's hand-minimised script (corpus/<id>/minimal.py)
     attachments = {REPRO_FILE: repro_text}
+    user = examples[0].spec.get("user")  # a user's own kernel (gfxhound fuzz --kernel)
     if finding.verdict in ("miscompile", "runtime_fault", "nondeterministic"):
         code = minimal.read_text() if minimal.exists() else reduced.kernel.read_text() \
             if reduced.kernel.exists() else consts.get("KERNEL") or _kernel_source(repro_text)
-        interpret = "interpret" in json.dumps(examples[0].run.get("backend", ""))
+        if user and not minimal.exists():
+            code = user["source"]
+        interpret = "interpret" in json.dumps(examples[0].run.get("backend", "")) and not user
         check_script = minimal if minimal.exists() else repro_path
         argv = [python, check_script.name] + (["--interpret"] if interpret and not minimal.exists() else [])
         code_rc, out, _ = run_tool(argv, check_script.parent, timeout, env)
@@ -140,6 +157,16 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         expected = f"Expected: {wanted}.\n\nActual:\n```\n{_tail(out, 12)}\n```"
         lang = "python"
         ub = f"\n## No undefined behaviour\n{NO_UB}\n"
+        if user:
+            where = "in Triton's interpreter" if examples[0].run.get("backend") == "interpret" else \
+                f"compiled for `{arch}`"
+            summary = (f"`{user['fn']}` ({user['file']}) gives a {what} {where} at one launch: {finding.message}. "
+                       f"`{REPRO_FILE}` (attached) replays that launch.")
+            if examples[0].run.get("backend") == "interpret":  # no compiler ran: not the AMD backend's doing
+                summary += (" The interpreter runs no compiler: a wrong result there is the kernel's or the "
+                            "interpreter's, so check the kernel before filing.")
+            command = f"python {check_script.name}   # exit 1 = the bug is present, 0 = absent, 125 = cannot test here"
+            ub = f"\n## The kernel\n{_user_note(user)}\n"
         if finding.stage == MEMORY_MODEL_STAGE:  # found in the compiled code by oracle/memory_model.py, not run
             title = f"[AMD][{arch}] memory-model violation: {headline(finding.message)}"
             summary = (f"Compiling the kernel below for `{arch}` gives AMDGCN whose code sequence around an atomic "
@@ -210,7 +237,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
               finding.verdict in ("ice", "timeout") else []),
             "Not yet checked on Triton's main branch", *related(corpus, finding)]), "",
         "## How this was found",
-        f"Found by gfxhound, a fuzzer of Triton's AMD backend. {_how_reduced(reduced)} "
+        f"Found by gfxhound, a fuzzer of Triton's AMD backend. {_how_reduced(reduced, user)} "
         + ("The reproducer above was then minimised by hand. " if by_hand else "") +
         f"Signature `{finding.signature}`."])
     return Draft(TRITON, title, body, reproduced, check, attachments)

@@ -26,6 +26,8 @@ def kind_of(execution, spec, backend: str) -> str:
         return "compile"
     if spec.family == "collectives" and execution.stage == "run":
         return "collective"
+    if spec.family == "user" and execution.stage == "run" and backend != "compile":
+        return "user"
     if execution.verdict in RUN_VERDICTS or (execution.verdict == "runtime_fault" and backend != "compile"):
         return "execute"
     return "compile"
@@ -45,6 +47,9 @@ def write_repro(execution, spec, rendered, caps, *, backend: str, toolchain: str
         from .collective import render_collective_repro
         return render_collective_repro(rendered, spec, case_of(spec), execution.to_json(), MAX_SPIN,
                                        timeout_s=timeout_s)
+    if kind == "user":
+        from .user import render_user_repro
+        return render_user_repro(rendered, spec, execution.to_json(), timeout_s=timeout_s)
     if kind == "execute":
         from ..inputs import make_inputs
         from ..run_task import reference
