@@ -20,12 +20,13 @@ from gfxhound.spec import KernelSpec
 
 from . import dtypes as D
 from . import odds
+from .frame import draw_launch
 from .shape_build import Builder, Incomplete
 
 RUNNING_MAX_START = -2.0 ** 100
 
 
-def frame(draw, caps, draw_launch):
+def frame(draw, caps):
     """The spec before its body: blocks, sizes, q/kᵀ/v (and a bias tile), sm_scale, the launch."""
     dtypes = [d for d in D.usable(odds.menu(odds.ATTENTION_DTYPES), caps) if caps.has("dot:" + d)
               and (not D.is_fp8(d) or caps.allows("cast:to-fp8"))]  # P is cast to the inputs' dtype

@@ -15,12 +15,13 @@ from gfxhound.spec import KernelSpec
 
 from . import dtypes as D
 from . import odds
+from .frame import draw_launch, draw_size
 from .shape_build import Builder, Incomplete
 
 FLOAT_OUT = ("fp32", "fp16", "bf16")
 
 
-def frame(draw, caps, draw_launch):
+def frame(draw, caps):
     dtypes = [d for d in D.usable(odds.menu(odds.EPILOGUE_DTYPES), caps) if caps.has("dot:" + d)]
     if not dtypes:
         raise Incomplete("no tl.dot on this target")
@@ -31,16 +32,7 @@ def frame(draw, caps, draw_launch):
         if max(blocks["M"] * blocks["N"], blocks["M"] * blocks["K"], blocks["K"] * blocks["N"]) > \
                 odds.TILE_ELEMENTS_MAX:
             blocks[axis] = max(wide if axis == "K" else 16, min(blocks[axis], most))
-    sizes = {}
-    for a in "MNK":
-        mode = draw(st.sampled_from(odds.menu(odds.SIZE_MODES)))
-        block = blocks[a]
-        if mode == "exact":
-            sizes[a] = block * draw(st.integers(*odds.SIZE_EXACT_BLOCKS))
-        elif mode == "small":
-            sizes[a] = draw(st.integers(1, block))
-        else:
-            sizes[a] = block * draw(st.integers(*odds.SIZE_RAGGED_BLOCKS)) + draw(st.integers(1, block - 1))
+    sizes = {a: draw_size(draw, blocks[a]) for a in "MNK"}
     order = lambda: draw(st.sampled_from(odds.menu(odds.OPERAND_ORDER)))  # noqa: E731
     inputs = [{"dtype": dtype, "axes": "MK", "order": order()}, {"dtype": dtype, "axes": "KN", "order": order()}]
     steps = draw(st.lists(st.sampled_from(odds.menu(odds.EPILOGUE_STEPS)), min_size=1,

@@ -18,13 +18,13 @@ from .shape_build import Incomplete
 SHAPES = {"attention": shape_attention, "epilogue": shape_epilogue}  # name -> module with frame() and body()
 
 
-def draw_shape(draw, caps, names, draw_launch):
+def draw_shape(draw, caps, names):
     """(spec, body builder) for one of `names` (all shapes when empty), or None where the target cannot build it."""
     from hypothesis import strategies as st
     menu = [n for n in odds.menu(odds.SHAPES) if not names or n in names] or list(names)
     name = draw(st.sampled_from(menu))
     try:
-        return SHAPES[name].frame(draw, caps, draw_launch), SHAPES[name].body
+        return SHAPES[name].frame(draw, caps), SHAPES[name].body
     except Incomplete:
         return None
 

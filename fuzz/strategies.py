@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from gfxhound.spec import KernelSpec, Launch
+from gfxhound.spec import KernelSpec
 
 from . import dtypes as D
 from . import odds
 from .ops_dot_scaled import MX_FORMATS, SCALED_ROLES
-from .pairs import draw_pair
+from .frame import draw_launch, draw_size
 from .shapes import draw_shape, fill_body
 from .statements import Generator
 
@@ -22,30 +22,6 @@ INPUT_AXES = ["MK", "KN", "MN", "NM", "KM", "NK", "M", "N", "K", ""]
 
 def _block(draw):
     return draw(st.sampled_from(odds.menu(odds.BLOCK_SIZES)))
-
-
-def _size(draw, block):
-    mode = draw(st.sampled_from(odds.menu(odds.SIZE_MODES)))
-    if mode == "exact":
-        return block * draw(st.integers(*odds.SIZE_EXACT_BLOCKS))
-    if mode == "small":
-        return draw(st.integers(1, block))
-    return block * draw(st.integers(*odds.SIZE_RAGGED_BLOCKS)) + draw(st.integers(1, block - 1))
-
-
-def draw_launch(draw, caps, warps=None):
-    """The launch (num_warps, num_stages, AMD compile options and environment knobs) and a metamorphic pair;
-    `warps`: a menu of num_warps in place of odds.NUM_WARPS (kernel shapes that need a wider program)."""
-    launch = Launch(num_warps=draw(st.sampled_from(odds.menu(warps or odds.NUM_WARPS))),
-                    num_stages=draw(st.sampled_from(odds.menu(odds.NUM_STAGES))))
-    for name, values in sorted(caps.knobs.items()):
-        if values and odds.chance(draw, odds.OPTION_KNOB):
-            launch.options[name] = draw(st.sampled_from(values))
-    for name, values in sorted(caps.env_knobs.items()):
-        if values and odds.chance(draw, odds.ENV_KNOB):
-            launch.env[name] = draw(st.sampled_from(values))
-    pair = draw_pair(draw, caps, launch) if odds.chance(draw, odds.PAIR) else None  # a metamorphic pair
-    return launch, pair
 
 
 def mx_operands(draw, caps):
@@ -82,7 +58,7 @@ def kernel_specs(draw, caps, max_ops=24, shapes=()):
     """A random kernel, or (some of the time, or always when `shapes` names some) a kernel shape (fuzz/shapes.py)
     with random statements after it."""
     if shapes or odds.chance(draw, odds.SHAPE_KERNELS):
-        drawn = draw_shape(draw, caps, shapes, draw_launch)
+        drawn = draw_shape(draw, caps, shapes)
         if drawn is not None:
             spec, fill = drawn
             spec.meta["generator"] = GENERATOR_VERSION
@@ -96,7 +72,7 @@ def kernel_specs(draw, caps, max_ops=24, shapes=()):
     if max(blocks["M"] * blocks["N"], blocks["M"] * blocks["K"], blocks["K"] * blocks["N"]) > odds.TILE_ELEMENTS_MAX:
         for axis, most in odds.TILE_SHRINK.items():
             blocks[axis] = min(blocks[axis], most)
-    sizes = {a: _size(draw, blocks[a]) for a in "MNK"}
+    sizes = {a: draw_size(draw, blocks[a]) for a in "MNK"}
     mx = mx_operands(draw, caps) if odds.chance(draw, odds.MX_KERNELS) else None
     matmul = mx is not None or odds.chance(draw, odds.MATMUL_KERNELS)
     inputs = []

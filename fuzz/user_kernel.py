@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from gfxhound.spec import USER_FORMAT, KernelSpec, Launch
 
 from . import dtypes as D
-from . import odds
+from .frame import draw_knobs
 from .launch_spec import LaunchSpecError, TensorShape, evaluate, parse, read, strides_of
 
 USER_VERSION = 1
@@ -204,12 +204,7 @@ def user_launch(draw, caps, user: dict, pick_default=False) -> KernelSpec:
     launch = Launch(num_warps=int(warps), num_stages=int(stages))
     knobs = launch_spec.entry("knobs")
     if not pick_default and (knobs is None or knobs.exprs[0] == "on"):
-        for name, values in sorted(caps.knobs.items()):
-            if values and odds.chance(draw, odds.OPTION_KNOB):
-                launch.options[name] = draw(st.sampled_from(values))
-        for name, values in sorted(caps.env_knobs.items()):
-            if values and odds.chance(draw, odds.ENV_KNOB):
-                launch.env[name] = draw(st.sampled_from(values))
+        draw_knobs(draw, caps, launch)
     reference = launch_spec.entry("reference")
     record = {"file": user["file"], "fn": user["fn"], "source": user["source"], "launch": user["launch"],
               "args": concrete(user, names, tensors), "grid": grid,
