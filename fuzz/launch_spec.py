@@ -116,8 +116,8 @@ def _entry(name, value, line, earlier):
     if tensor and tensor["dtype"] not in HELPERS:
         raise LaunchSpecError(f"launch spec entry {line!r}: unknown dtype {tensor['dtype']!r}; choose from "
                               f"{', '.join(TENSOR_DTYPES)} or name an earlier entry ('T: fp16|bf16')")
-    if "|" in value:
-        options = [o.strip() for o in value.split("|")]
+    if len(_top_level(value, "|")) > 1:
+        options = [o.strip() for o in _top_level(value, "|")]
         if not all(options):
             raise LaunchSpecError(f"launch spec entry {line!r}: an empty choice between '|'")
         return Entry(name, "choice", line, [_compiled(o, line) for o in options])
@@ -128,7 +128,7 @@ def _entry(name, value, line, earlier):
 
 
 def _tensor(name, match, line):
-    dims = [d.strip() for d in match["dims"].split(",") if d.strip()]
+    dims = [d.strip() for d in _top_level(match["dims"], ",") if d.strip()]
     if not dims:
         raise LaunchSpecError(f"launch spec entry {line!r}: a tensor needs at least one dimension ('fp16[N]')")
     entry = Entry(name, "tensor", line, dtype=match["dtype"], dims=[_compiled(d, line) for d in dims])
@@ -151,6 +151,17 @@ def _tensor(name, match, line):
                                   "in|out|inout, row, col or row|col, values LO..HI")
         i += 1
     return entry
+
+
+def _top_level(text, sep):
+    """`text` split at each `sep` outside parentheses and brackets (`cdiv(R, BLOCK_M), N` is two dimensions)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "([" and 1 or ch in ")]" and -1 or 0
+        if ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
 
 
 def _compiled(expr, line):

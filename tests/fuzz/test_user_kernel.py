@@ -17,6 +17,8 @@ from gfxhound.fuzz.user_render import render_user
 DATA = Path(__file__).parent.parent / "data" / "user_kernels"
 GEMM = f"{DATA}/persistent_gemm.py::persistent_gemm"
 GEMM_LAUNCH = f"@{DATA}/persistent_gemm.launch"
+MOE = f"{DATA}/moe_gemm.py::moe_gemm"
+MOE_LAUNCH = f"@{DATA}/moe_gemm.launch"
 
 KERNEL = '''from __future__ import annotations
 
@@ -70,6 +72,14 @@ def test_launches_are_drawn_as_the_spec_says():
         assert kinds["a_ptr"] == "ptr" and kinds["BLOCK_K"] == "constexpr" and list(kinds) == list(args)
         seen.add((a["strides"][1] == 1, M % 16 == 0, spec.launch.num_warps, args["ACTIVATION"]["value"]))
     assert len(seen) >= 10  # orders, ragged sizes, warps and epilogues all vary
+    moe = load(MOE, MOE_LAUNCH).to_json()
+    for spec in itertools.islice(spec_stream(caps, 6, family="user", user=moe), 20):
+        args = {a["name"]: a for a in spec.user["args"]}
+        blocks = -(-args["R"]["value"] // args["BLOCK_M"]["value"])  # a dimension with a call in it
+        lo, hi = args["experts_ptr"]["values"]  # 0..E-1, E a variable of the spec, not a parameter
+        assert args["experts_ptr"]["shape"] == [blocks] and lo == 0 and 0 <= hi <= 7
+        assert args["w_ptr"]["shape"][0] == hi + 1 and args["rows_ptr"]["values"][1] == args["x_ptr"]["shape"][0] - 1
+        assert spec.user["grid"][0] == blocks
     assert spec.spec_hash() == type(spec).loads(spec.dumps()).spec_hash() and spec.family == "user"
 
 
@@ -84,6 +94,7 @@ def test_launches_are_drawn_as_the_spec_says():
     ("grid: 1; tolerance: 0.1", "tolerance is 'rtol, atol'"),
     ("grid: 1; knobs: maybe", "knobs is 'on' or 'off'"),
     ("x: fp16[4]; grid: 1; reference: ref", "no output tensor"),
+    ("x: fp16[cdiv(9, 2), 3; grid: 1", "is not an expression"),
 ])
 def test_bad_launch_specs_say_what_to_write(text, words):
     with pytest.raises(LaunchSpecError, match=words.replace("(", r"\(").replace(")", r"\)")):
@@ -149,18 +160,22 @@ def test_wrong_kernel_is_one_finding_whose_repro_replays_it(gfxhound_bin, tmp_pa
     assert got.returncode == 0 and "bug absent" in got.stdout, got.stdout + got.stderr
 
 
-def test_real_world_shaped_kernel_compiles_and_runs_right(gfxhound_bin, tmp_path):
-    """The persistent GEMM (tests/data/user_kernels): its launches compile for gfx942 and reach what generated
-    kernels rarely do (tl.num_programs, pointer tensors carried through a loop), and the interpreter's results
-    match its reference."""
-    proc = run_cli(gfxhound_bin, "fuzz", "--kernel", GEMM, "--launch", GEMM_LAUNCH, "--budget", "10",
+@pytest.mark.parametrize("kernel, launch, reached", [
+    (GEMM, GEMM_LAUNCH, ["tt.get_num_programs", "scf.for:tensor_of_ptr"]),
+    (MOE, MOE_LAUNCH, ["tt.atomic_rmw:float@blocked", "scf.for:tensor_of_ptr"]),
+])
+def test_real_world_shaped_kernels_compile_and_run_right(gfxhound_bin, tmp_path, kernel, launch, reached):
+    """The persistent GEMM and the MoE GEMM (tests/data/user_kernels): their launches compile for gfx942 and reach
+    what generated kernels rarely do (tl.num_programs, pointer tensors carried through a loop, loads through index
+    tensors scattered back with atomics), and the interpreter's results match their references."""
+    proc = run_cli(gfxhound_bin, "fuzz", "--kernel", kernel, "--launch", launch, "--budget", "10",
                    "--workers", "2", "--corpus", str(tmp_path / "c"), "--json", "--seed", "1")
     assert proc.returncode == 0, proc.stderr[-2000:]
     summary = json.loads(proc.stdout)
     assert summary["verdicts"] == {"pass": 10}, summary["findings"]
     cov = summary["coverage"]
-    assert "detail:ttgir:tt.get_num_programs" in cov and "detail:ttgir:scf.for:tensor_of_ptr" in cov
-    proc = run_cli(gfxhound_bin, "fuzz", "--backend", "interpret", "--kernel", GEMM, "--launch", GEMM_LAUNCH,
+    assert all(f"detail:ttgir:{feature}" in cov for feature in reached), sorted(cov)
+    proc = run_cli(gfxhound_bin, "fuzz", "--backend", "interpret", "--kernel", kernel, "--launch", launch,
                    "--budget", "10", "--workers", "2", "--corpus", str(tmp_path / "c"), "--json", "--seed", "2")
     assert proc.returncode == 0, proc.stderr[-2000:]
     summary = json.loads(proc.stdout)
