@@ -13,6 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from .strategies import kernel_specs
 
 BUFFER_BYTES = 4096
+MAX_MISSES = 500
+
+
+class NothingDrawn(RuntimeError):
+    """The strategy rejected every draw: a campaign would spin forever (the CLI says so in one line)."""
 
 
 def spec_stream(caps, seed: int, max_ops: int = 24, family: str = "kernels", collective: dict | None = None,
@@ -31,10 +36,13 @@ def spec_stream(caps, seed: int, max_ops: int = 24, family: str = "kernels", col
     def capture(spec):
         captured.append(spec)
 
-    index = 0
+    index, misses = 0, 0
     while True:
         captured.clear()
         capture.hypothesis.fuzz_one_input(rng.randbytes(BUFFER_BYTES))
+        misses = 0 if captured else misses + 1
+        if misses >= MAX_MISSES:  # every draw rejected (a user's launch spec that never evaluates here)
+            raise NothingDrawn(f"no kernel could be drawn in {MAX_MISSES} tries")
         if captured:
             spec = captured[0]
             spec.meta.update({"seed": seed, "index": index})

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from . import dtypes as D
 
 SPECIAL = ("grid", "num_warps", "num_stages", "reference", "tolerance", "knobs")
-TENSOR = re.compile(r"^(?P<dtype>\w+)\s*\[(?P<dims>[^\]]*)\]\s*(?P<flags>.*)$")
+TENSOR = re.compile(r"^(?P<dtype>\w+)\s*\[(?P<rest>.*)$")  # the dims' closing bracket is found by _tensor_parts
 NAME = re.compile(r"^[A-Za-z_]\w*$")
 ROLES = ("in", "out", "inout")
 TENSOR_DTYPES = ("fp32", "fp16", "bf16", "fp64", "i8", "i32", "i64", "i1") + D.FP8
@@ -110,7 +110,7 @@ def parse(text: str) -> LaunchSpec:
 def _entry(name, value, line, earlier):
     if name in ("reference", "knobs", "tolerance"):
         return Entry(name, "expr", line, [value])
-    tensor = TENSOR.match(value)
+    tensor = _tensor_parts(value)
     if tensor and (tensor["dtype"] in D.DTYPES or tensor["dtype"] in earlier):
         return _tensor(name, tensor, line)
     if tensor and tensor["dtype"] not in HELPERS:
@@ -127,12 +127,33 @@ def _entry(name, value, line, earlier):
     return Entry(name, "expr", line, [_compiled(value, line)])
 
 
+def _tensor_parts(value):
+    """{dtype, dims, flags} of `DTYPE[dims] flags`, the dims' brackets balanced (`fp16[x.shape[0]]`), or None."""
+    match = TENSOR.match(value)
+    if not match:
+        return None
+    depth, rest = 1, match["rest"]
+    for i, ch in enumerate(rest):
+        depth += (ch == "[") - (ch == "]")
+        if depth == 0:
+            return {"dtype": match["dtype"], "dims": rest[:i], "flags": rest[i + 1:].strip()}
+    return {"dtype": match["dtype"], "dims": None, "flags": ""}
+
+
 def _tensor(name, match, line):
+    if match["dims"] is None:
+        raise LaunchSpecError(f"launch spec entry {line!r}: the dimensions' '[' is not closed")
     dims = [d.strip() for d in _top_level(match["dims"], ",") if d.strip()]
     if not dims:
         raise LaunchSpecError(f"launch spec entry {line!r}: a tensor needs at least one dimension ('fp16[N]')")
     entry = Entry(name, "tensor", line, dtype=match["dtype"], dims=[_compiled(d, line) for d in dims])
-    words = match["flags"].split()
+    flags, _, values = match["flags"].partition("values")  # `values LO..HI` comes last (its ends are expressions)
+    if _ or values.strip():
+        if ".." not in values:
+            raise LaunchSpecError(f"launch spec entry {line!r}: write the value range last, as 'values LO..HI'")
+        lo, hi = values.split("..", 1)
+        entry.values = [_compiled(lo.strip(), line), _compiled(hi.strip(), line)]
+    words = flags.split()
     i = 0
     while i < len(words):
         word = words[i]
@@ -142,10 +163,6 @@ def _tensor(name, match, line):
             if word != "row" and len(dims) != 2:
                 raise LaunchSpecError(f"launch spec entry {line!r}: 'col' (column-major) is for 2-D tensors")
             entry.order = word
-        elif word == "values" and i + 1 < len(words) and ".." in words[i + 1]:
-            lo, hi = words[i + 1].split("..", 1)
-            entry.values = [_compiled(lo, line), _compiled(hi, line)]
-            i += 1
         else:
             raise LaunchSpecError(f"launch spec entry {line!r}: unknown word {word!r} after the shape; use "
                                   "in|out|inout, row, col or row|col, values LO..HI")
@@ -185,7 +202,7 @@ def _check_specials(spec):
             values = [float(p) for p in parts]
         except ValueError:
             values = []
-        if len(values) != 2 or min(values) < 0:
+        if len(values) != 2 or not all(0 <= v < float("inf") for v in values):
             raise LaunchSpecError(f"launch spec entry {tol.text!r}: tolerance is 'rtol, atol', two numbers >= 0")
     if not any(e.kind == "tensor" and e.role != "in" for e in spec.entries) and spec.entry("reference"):
         raise LaunchSpecError("the launch spec names a reference but no output tensor to compare ('out: fp32[M] out')")

@@ -88,7 +88,9 @@ def load(target: str, launch_arg: str) -> UserKernel:
         raise UserKernelError(f"--kernel {target}: {path} has no @triton.jit function {fn!r}")
     params = []
     for p in kernel.params:
-        entry = {"name": p.name, "constexpr": bool(p.is_constexpr), "nospec": bool(p.do_not_specialize)}
+        entry = {"name": p.name, "constexpr": bool(p.is_constexpr), "nospec": bool(p.do_not_specialize),
+                 "annotation": getattr(p, "annotation_type", None) or None,  # `n: tl.int64` keeps n 64-bit
+                 "nospec_align": bool(getattr(p, "do_not_specialize_on_alignment", False))}
         if p.default is not inspect.Parameter.empty:
             default = getattr(p.default, "value", p.default)  # a tl.constexpr(...) default
             if not isinstance(default, (int, float, str, bool, type(None))):
@@ -153,6 +155,10 @@ def draw_values(draw, launch, pick_default=False):
                 order = "row" if pick_default else draw(st.sampled_from(["row", "col"]))
             value = TensorShape(shape, strides_of(shape, order))
             values = [evaluate(x, names, e.text) for x in e.values] if e.values else None
+            if values is not None and (not all(isinstance(v, (int, float)) for v in values) or values[0] > values[1]
+                                       or (not D.is_float(dtype) and not all(isinstance(v, int) for v in values))):
+                raise LaunchSpecError(f"launch spec entry {e.text!r}: values needs LO <= HI (integers for an "
+                                      f"integer tensor), got {values}")
             tensors[e.name] = {"dtype": dtype, "shape": shape, "strides": list(value._strides), "role": e.role,
                                "values": values}
         names[e.name] = value
@@ -175,7 +181,7 @@ def concrete(user: dict, names: dict, tensors: dict) -> dict:
             args.append({"name": name, "kind": "tensor", **tensors[name]})
             continue
         value = names[name] if name in names else p["default"]
-        if p["constexpr"]:
+        if p["constexpr"] or value is None:  # None (an optional pointer left out) is a constant for Triton too
             kind = "constexpr"
         elif isinstance(value, bool):
             kind = "bool"
@@ -186,7 +192,10 @@ def concrete(user: dict, names: dict, tensors: dict) -> dict:
         else:
             raise LaunchSpecError(f"launch spec: {name} = {value!r} is neither a tensor nor a number; only "
                                   "tl.constexpr parameters take other values")
-        args.append({"name": name, "kind": kind, "value": value, "nospec": p["nospec"]})
+        arg = {"name": name, "kind": kind, "value": value, "nospec": p["nospec"]}
+        if p.get("annotation") and kind == "int":
+            arg["annotation"] = p["annotation"]
+        args.append(arg)
     return args
 
 
@@ -201,7 +210,10 @@ def user_launch(draw, caps, user: dict, pick_default=False) -> KernelSpec:
     grid = grid_of(names.get("grid"), launch_spec.entry("grid").text)
     warps = names.get("num_warps", DEFAULT_WARPS[1] if pick_default else draw(st.sampled_from(DEFAULT_WARPS)))
     stages = names.get("num_stages", DEFAULT_STAGES[0] if pick_default else draw(st.sampled_from(DEFAULT_STAGES)))
-    launch = Launch(num_warps=int(warps), num_stages=int(stages))
+    if not all(isinstance(v, int) and v >= 1 for v in (warps, stages)):
+        raise LaunchSpecError(f"launch spec: num_warps and num_stages are positive integers (got {warps!r}, "
+                              f"{stages!r})")
+    launch = Launch(num_warps=warps, num_stages=stages)
     knobs = launch_spec.entry("knobs")
     if not pick_default and (knobs is None or knobs.exprs[0] == "on"):
         draw_knobs(draw, caps, launch)
@@ -210,10 +222,6 @@ def user_launch(draw, caps, user: dict, pick_default=False) -> KernelSpec:
               "args": concrete(user, names, tensors), "grid": grid,
               "reference": reference.exprs[0] if reference else None, "tolerance": _tolerance(launch_spec),
               "data_seed": 0 if pick_default else draw(st.integers(0, 2 ** 31 - 1))}
-    for arg in record["args"]:
-        if arg["kind"] == "tensor" and not D.usable([arg["dtype"]], caps):
-            raise LaunchSpecError(f"launch spec: {arg['name']} is {arg['dtype']}, which this target or backend "
-                                  "cannot hold")
     return KernelSpec(blocks={"M": 1, "N": 1, "K": 1}, sizes={"M": 1, "N": 1, "K": 1}, grid="M", inputs=[],
                       scalars=[], outputs=[], body=[], launch=launch, user=record,
                       meta={"generator": f"user-{USER_VERSION}"}, format=USER_FORMAT)

@@ -16,9 +16,9 @@ from .features import Features
 from .rendered import Rendered, launch_options
 
 KERNEL_NAME = "gfxhound_kernel"
-# the repro scripts indent the source under an `if`, where a __future__ import cannot stand; Triton reads
-# string annotations ("tl.constexpr") as it reads evaluated ones, so dropping the line changes nothing it sees
-FUTURE = re.compile(r"^from __future__ import [^\n]*\n", re.M)
+# the file's own `if __name__ == "__main__":` block (a benchmark, a self-test) must not run where a repro script
+# holds the file in its own namespace
+MAIN_BLOCK = re.compile(r"""^if\s+__name__\s*==\s*["']__main__["']\s*:""", re.M)
 UNWRAP = f'''
 
 # gfxhound: the jit function itself, under any triton.autotune / triton.heuristics wrapper
@@ -26,6 +26,10 @@ UNWRAP = f'''
 while type({KERNEL_NAME}).__name__ in ("Autotuner", "Heuristics"):
     {KERNEL_NAME} = {KERNEL_NAME}.fn
 '''
+
+
+_INT_ANNOTATIONS = {"i64": "i64", "int64": "i64", "tl.int64": "i64", "i32": "i32", "int32": "i32", "u32": "u32",
+                    "u64": "u64"}
 
 
 def allocation_bytes(arg) -> int:
@@ -48,11 +52,15 @@ def launch_args(user) -> list:
             args.append({"name": name, "kind": "constexpr", "type": "constexpr", "value": arg["value"]})
         elif kind == "float":
             args.append({"name": name, "kind": "float", "type": "fp32", "value": arg["value"]})
-        elif kind == "bool":
-            args.append({"name": name, "kind": "int", "type": "i1", "value": int(arg["value"])})
+        elif kind == "bool":  # the runtime's 'u1', with no specialisation
+            args.append({"name": name, "kind": "bool", "type": "u1", "value": arg["value"]})
         else:
             wide = not -2 ** 31 <= arg["value"] < 2 ** 31
-            args.append({"name": name, "kind": "int", "type": "i64" if wide else "i32", "value": arg["value"]})
+            declared = _INT_ANNOTATIONS.get(str(arg.get("annotation") or ""))
+            args.append({"name": name, "kind": "int", "type": declared or ("i64" if wide else "i32"),
+                         "value": arg["value"]})
+            if declared:  # an annotated integer is never a constant of 1 (the runtime does the same)
+                args[-1]["nospec"] = arg["value"] == 1 or arg.get("nospec", False)
         if arg.get("nospec"):
             args[-1]["nospec"] = True
     return args
@@ -69,11 +77,14 @@ def features(spec) -> Features:
         elif arg["kind"] == "tensor" and any(d % 16 for d in arg["shape"][-1:]):
             details.add("user:ragged")
     dtypes = {a["dtype"] for a in user["args"] if a["kind"] == "tensor"}
-    return Features(Counter({f"user:{user['fn']}": 1}), dtypes, set(), details)
+    # the kernel's file and name: a wrong result's signature is the target and this (one kernel, one finding)
+    name = f"user:{user['file'].replace(chr(92), '/').rsplit('/', 1)[-1]}::{user['fn']}"
+    return Features(Counter({name: 1}), dtypes, set(), details)
 
 
 def render_user(spec, caps=None, kernel_name=KERNEL_NAME) -> Rendered:
     user = spec.user
-    source = FUTURE.sub("", user["source"]).rstrip("\n") + UNWRAP.format(fn=user["fn"])
+    source = MAIN_BLOCK.sub("if False:  # gfxhound: the file's __main__ block", user["source"]).rstrip("\n")
+    source += UNWRAP.format(fn=user["fn"])
     return Rendered(source, KERNEL_NAME, launch_args(user), launch_options(spec), dict(spec.launch.env),
                     tuple(user["grid"]), features(spec), math.ceil(len(user["source"].splitlines())))

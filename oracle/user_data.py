@@ -81,6 +81,9 @@ def expected_outputs(user, reference):
     for value, arg in zip(got, outs):
         if not isinstance(value, torch.Tensor) or list(value.shape) != list(arg["shape"]):
             raise UserReferenceError(f"the reference's value for {arg['name']} is not a tensor of shape {arg['shape']}")
+        if not is_float(arg["dtype"]) and value.is_floating_point():
+            raise UserReferenceError(f"the reference's value for {arg['name']} ({arg['dtype']}) holds floats: "
+                                     "return integers for an integer output")
     return [v.detach().cpu() for v in got]
 
 

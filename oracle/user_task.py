@@ -73,11 +73,15 @@ def execute(task, spec, rendered, kernel, expected, device) -> dict:
         agree = 0
         for _ in range(task.get("reruns", RERUNS)):
             again = _run_once(kernel, user, rendered, device)
-            agree += all(torch.equal(a.view(torch.uint8) if a.dtype != torch.bool else a,
-                                     b.view(torch.uint8) if b.dtype != torch.bool else b)
-                         for a, b in zip(got, again))
+            agree += all(torch.equal(_bits(a), _bits(b)) for a, b in zip(got, again))
         out["reruns"], out["reruns_agreeing"] = task.get("reruns", RERUNS), agree
     return out
+
+
+def _bits(t):
+    """A tensor's bytes (NaNs compare equal to themselves), strided outputs included."""
+    import torch
+    return t if t.dtype == torch.bool else t.contiguous().view(torch.uint8)
 
 
 def _expected(kernel, spec):
@@ -85,7 +89,20 @@ def _expected(kernel, spec):
     return None if reference is None else expected_outputs(spec.user, reference)
 
 
+def _unheld(task, spec):
+    """The tensor dtypes this backend cannot run (the interpreter computes bf16 wrongly: docs/design.md's
+    limitations), as one line; empty when it can run them all."""
+    from gfxhound.fuzz import dtypes as D
+    from gfxhound.fuzz.capabilities import Capabilities
+    caps = Capabilities.from_json(task["caps"])
+    unheld = sorted({a["dtype"] for a in spec.user["args"] if a["kind"] == "tensor" and not D.usable([a["dtype"]], caps)})
+    return f"limitation: this backend cannot run {', '.join(unheld)} tensors" if unheld else ""
+
+
 def run_interpret(task, spec, rendered) -> dict:
+    unheld = _unheld(task, spec)
+    if unheld:  # judged unresolved with this reason, never a finding
+        return {"status": "harness", "text": unheld, "features": rendered.features.to_json()}
     try:
         kernel = _load(task, rendered)
         expected = _expected(kernel, spec)
@@ -106,18 +123,19 @@ def run_interpret(task, spec, rendered) -> dict:
 def prepare_device(task, spec, rendered) -> dict:
     """CPU side: the reference, and the compile through the JIT's warm-up (CPU tensors stand in for the GPU's)."""
     start = time.perf_counter()
+    user = spec.user
     try:
         kernel = _load(task, rendered)
         expected = _expected(kernel, spec)
+        values = _values(user, make_tensors(user))  # the spec's data, not the compiler: outside the compile's try
     except UserReferenceError as exc:
         return {"status": "harness", "text": f"reference: {exc}", "features": rendered.features.to_json()}
     except Exception:  # noqa: BLE001
         return {"status": "harness", "text": traceback.format_exc()}
     with _Fd2Redirect(task["stderr_path"], stdout=True):
         try:
-            user = spec.user
             with compat.environment(rendered.env):
-                compiled = kernel.warmup(*_values(user, make_tensors(user)), grid=tuple(user["grid"]),
+                compiled = kernel.warmup(*values, grid=tuple(user["grid"]),
                                          **_options(rendered, "device"))
                 init = getattr(compiled, "_init_handles", None)
                 if callable(init):

@@ -184,8 +184,13 @@ def cmd_fuzz(args):
                             timeout_floor=min(10.0, args.timeout), clock_start=clock_start)
     console = Console(stderr=True)
     campaign = Campaign(config, on_progress=_progress_printer(console, config) if not args.quiet else None)
+    from gfxhound.fuzz.generate import NothingDrawn
     with _stop_on_signals(campaign):
-        stats = campaign.run()
+        try:
+            stats = campaign.run()
+        except NothingDrawn as exc:
+            raise UserError(f"{exc}: check that the launch spec evaluates for this target and backend "
+                            "(--kernel: a grid, a size or a dtype it cannot have)") from None
     summary = summary_json(stats, config, campaign.toolchain)
     summary["toolchain_detail"] = campaign.toolchain_detail
     summary["worker_output"] = campaign.worker_output
@@ -225,7 +230,13 @@ def _user_kernel(args, targets, env):
                               capture_output=True, text=True, timeout=max(120.0, 2 * args.timeout),
                               env={**os.environ, **env})
         lines = proc.stdout.strip().splitlines()
-        result = json.loads(lines[-1]) if proc.returncode == 0 and lines else {"ok": True}
+        if proc.returncode == 0 and lines:
+            result = json.loads(lines[-1])
+        elif proc.returncode < 0:  # the compiler killed the preflight (an abort): a finding for the campaign
+            result = {"ok": True}
+        else:  # the preflight itself failed on the spec: say where, in one line
+            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            result = {"ok": False, "error": f"the launch spec cannot be used with {args.kernel}: {last[:300]}"}
     except subprocess.TimeoutExpired:
         result = {"ok": True}  # a compile that does not finish is for the campaign to record
     finally:

@@ -105,6 +105,11 @@ def _triton_version(python: str) -> str:
 def _user_note(user) -> str:
     """What a draft of a user kernel's wrong result can and cannot vouch for (fuzz/user_kernel.py)."""
     tolerance = user.get("tolerance") or "the output dtype's default"
+    if not user.get("reference"):
+        return (f"The kernel is not generated: it is `{user['fn']}` from `{user['file']}`, run at one launch that "
+                "gfxhound drew from its author's launch spec (the reproducer holds the file and the launch). That it "
+                "is free of undefined behaviour (out-of-bounds addresses, races between programs) is its author's "
+                "statement, not checked by gfxhound.")
     return (f"The kernel is not generated: it is `{user['fn']}` from `{user['file']}`, run at one launch that "
             f"gfxhound drew from its author's launch spec (the reproducer holds the file and the launch). That it is "
             f"free of undefined behaviour (out-of-bounds addresses, races between programs) is its author's "
@@ -139,7 +144,8 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             if reduced.kernel.exists() else consts.get("KERNEL") or _kernel_source(repro_text)
         if user and not minimal.exists():
             code = user["source"]
-        interpret = "interpret" in json.dumps(examples[0].run.get("backend", "")) and not user
+        interpret_run = examples[0].run.get("backend") == "interpret"
+        interpret = interpret_run and not user
         check_script = minimal if minimal.exists() else repro_path
         argv = [python, check_script.name] + (["--interpret"] if interpret and not minimal.exists() else [])
         code_rc, out, _ = run_tool(argv, check_script.parent, timeout, env)
@@ -149,6 +155,8 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         what = {"miscompile": "wrong result", "runtime_fault": "runtime fault",
                 "nondeterministic": "nondeterministic result"}[finding.verdict]
         title = f"[{arch}] {what}: {headline(finding.message)}"
+        if user and interpret_run:
+            title = f"[interpreter] {what} in {user['fn']}: {headline(finding.message)}"
         summary = (f"A kernel compiled for `{arch}` gives a {what} when it runs: {finding.message}. The reference "
                    f"is PyTorch on the CPU.")
         command = (f"python {check_script.name}" + (" --interpret" if len(argv) > 2 else "")

@@ -8,6 +8,7 @@ Bisection, verification and reduction all run it.
 from __future__ import annotations
 
 import pprint
+import re
 
 from gfxhound.embedded import SOURCES
 from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
@@ -157,6 +158,9 @@ def render_repro(rendered, arch: str, expected: dict, toolchain: str, spec_hash:
     """The repro script; `ttgir`: the layout-mutated TTGIR a layout pair's finding compiles instead of the source;
     `memory_model_src`: the static checker's source, for a memory-model finding (the oracle stage hands it in)."""
     kernel_body = rendered.source.replace("import triton\nimport triton.language as tl\n", "")
+    # a user's file (gfxhound fuzz --kernel) may start with a __future__ import, which cannot stand under the `if`
+    # below; Triton reads a string annotation ("tl.constexpr") as it reads an evaluated one
+    kernel_body = re.sub(r"^from __future__ import [^\n]*$", "", kernel_body, flags=re.M)
     kernel_src = "    import triton\n    import triton.language as tl\n" + "\n".join(
         ("    " + line) if line.strip() else "" for line in kernel_body.strip("\n").splitlines())
     keep = {k: expected[k] for k in ("signature", "verdict", "stage", "normalised")}
