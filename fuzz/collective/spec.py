@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hypothesis.strategies as st
 
-from gfxhound.spec import FORMAT, KernelSpec, Launch, SpecError
+from gfxhound.spec import COLLECTIVE_FORMAT as FORMAT, KernelSpec, Launch, SpecError
 
 from .. import odds
 from .layout import FLAG_DTYPE, plan
