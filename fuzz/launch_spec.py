@@ -21,6 +21,8 @@ line, next to the kernel path, and each entry reads like the argument it describ
                                   order the outputs are listed) or fills the output tensors it is given
     tolerance: 1e-2, 1e-3         rtol, atol of the comparison (default by the output's dtype)
     knobs: off                    no AMD compile knobs (waves_per_eu, matrix_instr_nonkdim, kpack, ...) drawn
+    matrix_instr_nonkdim: 16|32   a knob named by the spec takes the spec's values (options and environment
+                                  knobs alike: `AMDGCN_USE_BUFFER_OPS: 0|1`)
 
 Entries are evaluated in order, so an entry refers only to those before it. A file (`--launch @path`) holds the
 same lines, `#` starting a comment.

@@ -217,6 +217,9 @@ def user_launch(draw, caps, user: dict, pick_default=False) -> KernelSpec:
     knobs = launch_spec.entry("knobs")
     if not pick_default and (knobs is None or knobs.exprs[0] == "on"):
         draw_knobs(draw, caps, launch)
+    # a knob the spec names is the spec's (`matrix_instr_nonkdim: 16|32`), drawn or not
+    launch.options.update({k: names[k] for k in caps.knobs if k in names})
+    launch.env.update({k: str(names[k]) for k in caps.env_knobs if k in names})
     reference = launch_spec.entry("reference")
     record = {"file": user["file"], "fn": user["fn"], "source": user["source"], "launch": user["launch"],
               "args": concrete(user, names, tensors), "grid": grid,

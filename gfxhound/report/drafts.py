@@ -102,9 +102,12 @@ def _triton_version(python: str) -> str:
     return f"triton {out.strip().splitlines()[-1]}" if rc == 0 and out.strip() else "triton (version unknown)"
 
 
-def _user_note(user) -> str:
-    """What a draft of a user kernel's wrong result can and cannot vouch for (fuzz/user_kernel.py)."""
+def _user_note(user, ran=True) -> str:
+    """What a draft of a user kernel's finding can and cannot vouch for (fuzz/user_kernel.py)."""
     tolerance = user.get("tolerance") or "the output dtype's default"
+    if not ran:
+        return (f"The kernel is not generated: it is `{user['fn']}` from `{user['file']}`, compiled at one launch "
+                "that gfxhound drew from its author's launch spec (the reproducer holds the file and the launch).")
     if not user.get("reference"):
         return (f"The kernel is not generated: it is `{user['fn']}` from `{user['file']}`, run at one launch that "
                 "gfxhound drew from its author's launch spec (the reproducer holds the file and the launch). That it "
@@ -186,6 +189,29 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             expected = ("Expected: every wait, writeback and invalidate the table lists for the atomic's ordering "
                         f"and scope.\n\nActual:\n```\n{_tail(out, 12)}\n```")
             ub = ""
+    elif user:  # a user's kernel that fails to compile: its repro compiles the file at the launch that failed
+        code = user["source"]
+        rc, out, _ = run_tool([python, repro_path.name], repro_path.parent, timeout, env)
+        reproduced = {PRESENT: True, ABSENT: False}.get(outcome(rc))
+        check = f"`python {REPRO_FILE}` with {env['GFXHOUND_CHECKED_WITH']} exited {rc}: {_tail(out, 3)}"
+        stage = STAGE_NAMES.get(finding.stage, finding.stage)
+        what = "compile hang" if finding.verdict == "timeout" else "internal compiler error"
+        failed_pass = re.search(r"\[pass ([^,\]]+)", f"{identity(out)} {finding.message}")  # the pass that failed
+        said = headline(finding.message or finding.normalised)
+        title = f"[AMD][{arch}] {failed_pass.group(1) if failed_pass else f'{what} in {stage}'}" + \
+            (f" {said}" if said.startswith("fails ") else f": {said}")
+        shown = [f"{a['name']}={a['value']!r}" for a in user["args"] if a["kind"] != "tensor"] + \
+            [f"{a['name']}: {a['dtype']}{a['shape']}" for a in user["args"] if a["kind"] == "tensor"]
+        options = ", ".join(f"{k}={v!r}" for k, v in {**(consts.get("OPTIONS") or {}),
+                                                        **(consts.get("ENV_KNOBS") or {})}.items())
+        summary = (f"Compiling `{user['fn']}` ({user['file']}) for `{arch}` at one launch fails with an {what} in "
+                   f"{stage}, not a diagnostic about the kernel. The launch: {', '.join(shown)}; {options}. "
+                   f"`{REPRO_FILE}` (attached) compiles the file at that launch, its arguments specialised as the "
+                   "Triton runtime would; no GPU needed.")
+        command = f"python {REPRO_FILE}   # exit 1 = the bug is present, 0 = absent, 125 = cannot test here"
+        expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
+                    f"\n\nActual:\n```\n{_tail(out)}\n```")
+        lang, ub = "python", f"\n## The kernel\n{_user_note(user, ran=False)}\n"
     else:
         kernel = reduced.kernel.read_text() if reduced.kernel.exists() \
             else _kernel_source(repro_text)

@@ -253,3 +253,40 @@ def test_real_world_shaped_kernel_on_a_gpu(gfxhound_bin, tmp_path):
     summary = json.loads(proc.stdout)
     assert summary["verdicts"] == {"pass": 200}, summary["findings"]
     assert summary["execution"]["mismatches"] == 0 and summary["execution"]["compared"] > 200
+
+
+SCALED = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def scaled(a_ptr, b_ptr, bs_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    offs_m, offs_n, offs_k = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + offs_m[:, None] * K + offs_k[None, :])
+    b = tl.load(b_ptr + offs_k[:, None] * N + offs_n[None, :])
+    b_scale = tl.load(bs_ptr + offs_n[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+    c = tl.dot_scaled(a, None, "fp16", b, b_scale, "e5m2")
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], c)
+"""
+
+
+def test_an_ice_in_a_user_kernel_is_drafted_with_its_file_and_launch(gfxhound_bin, tmp_path):
+    """Triton 3.9.0's live AccelerateMatmul ICE (corpus/b0f7a29c2d2a6366: tl.dot_scaled with an unscaled fp16 side
+    and matrix_instr_nonkdim=32 on gfx950), reached through a user's kernel whose spec names the knob: the same
+    signature as the generated kernels', and a draft built on the user's file and the launch, reproduced."""
+    (tmp_path / "scaled.py").write_text(SCALED)
+    launch = ("M: 16; N: 16; K: 32; a_ptr: fp16[M, K]; b_ptr: fp8e5[K, N]; bs_ptr: e8m0[N, K // 32]; "
+              "c_ptr: fp32[M, N] out; grid: 1; matrix_instr_nonkdim: 32; knobs: off")
+    corpus = tmp_path / "c"
+    proc = run_cli(gfxhound_bin, "fuzz", "--target", "gfx950", "--kernel", f"{tmp_path}/scaled.py::scaled",
+                   "--launch", launch, "--budget", "2", "--workers", "1", "--corpus", str(corpus), "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads(proc.stdout)
+    assert summary["verdicts"] == {"ice": 2} and [f["id"] for f in summary["findings"]] == ["b0f7a29c2d2a6366"]
+    proc = run_cli(gfxhound_bin, "report", "b0f7a29c2d2a6366", "--corpus", str(corpus), "--out", str(tmp_path / "d"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    draft = (tmp_path / "d" / "draft.md").read_text()
+    assert draft.splitlines()[1] == "# [AMD][gfx950] TritonAMDGPUAccelerateMatmul fails without a diagnostic of its own"
+    assert "def scaled(" in draft and "matrix_instr_nonkdim=32" in draft and "b_ptr: fp8e5[32, 16]" in draft
+    assert "checked before this draft was written" in draft and "Did not reproduce" not in draft
+    assert "no undefined behaviour" not in draft.lower()
