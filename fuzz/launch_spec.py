@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 
 from . import dtypes as D
 
-SPECIAL = ("grid", "num_warps", "num_stages", "reference", "tolerance", "knobs")
 TENSOR = re.compile(r"^(?P<dtype>\w+)\s*\[(?P<rest>.*)$")  # the dims' closing bracket is found by _tensor_parts
 NAME = re.compile(r"^[A-Za-z_]\w*$")
 ROLES = ("in", "out", "inout")
@@ -66,10 +65,6 @@ class LaunchSpec:
 
     def entry(self, name):
         return next((e for e in self.entries if e.name == name), None)
-
-    @property
-    def variables(self):
-        return [e for e in self.entries if e.name not in SPECIAL]
 
 
 def read(argument: str) -> LaunchSpec:

@@ -38,10 +38,9 @@ def preflight(user: dict, arch: str) -> dict:
         except Exception as exc:  # noqa: BLE001
             from triton.compiler.errors import CompilationError
             if isinstance(exc, CompilationError):
-                first = next((line for line in str(exc).splitlines() if line.strip() and "^" not in line), "")
-                detail = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+                detail = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]  # the message, after the source
                 return {"ok": False, "error": f"{user['fn']} does not compile at the launch spec's defaults "
-                                              f"({_defaults(spec)}): {detail[:300] or first[:300]}"}
+                                              f"({_defaults(spec)}): {detail[:300]}"}
             return {"ok": True, "drawn": good, "default_compile": f"failed past the front end: {type(exc).__name__}"}
     return {"ok": True, "drawn": good, "draw_errors": errors, "default_compile": "ok"}
 

@@ -7,7 +7,6 @@ the jit function under any autotune or heuristics wrapper.
 """
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 
@@ -87,4 +86,4 @@ def render_user(spec, caps=None, kernel_name=KERNEL_NAME) -> Rendered:
     source = MAIN_BLOCK.sub("if False:  # gfxhound: the file's __main__ block", user["source"]).rstrip("\n")
     source += UNWRAP.format(fn=user["fn"])
     return Rendered(source, KERNEL_NAME, launch_args(user), launch_options(spec), dict(spec.launch.env),
-                    tuple(user["grid"]), features(spec), math.ceil(len(user["source"].splitlines())))
+                    tuple(user["grid"]), features(spec), len(user["source"].splitlines()))

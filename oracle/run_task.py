@@ -20,7 +20,7 @@ from gfxhound.fuzz.pairs import LAUNCH_KINDS
 from gfxhound.spec import KernelSpec
 
 from . import collective_task, user_task
-from .accepted_options import accepted_options as _accepted_options
+from .accepted_options import launch_options as _gpu_launch_options
 from .compare import compare, runs_agree
 from .compile_task import _Fd2Redirect, load_kernel
 from .evaluate import UndefinedBehaviour, evaluate
@@ -58,12 +58,7 @@ def _device_kind():
 
 
 def _launch_options(rendered, backend):
-    if backend == "interpret":
-        return {}
-    options = {"num_warps": rendered.options["num_warps"], "num_stages": rendered.options["num_stages"]}
-    accepted = _accepted_options()
-    options.update({k: v for k, v in rendered.options.items() if k in accepted})
-    return options
+    return {} if backend == "interpret" else _gpu_launch_options(rendered)
 
 
 def _run_once(spec, rendered, kernel, inputs, options, device, timings=None):

@@ -38,12 +38,8 @@ def _values(user, tensors):
 
 
 def _options(rendered, device):
-    if device == "cpu":
-        return {}
-    from .accepted_options import accepted_options
-    options = {"num_warps": rendered.options["num_warps"], "num_stages": rendered.options["num_stages"]}
-    options.update({k: v for k, v in rendered.options.items() if k in accepted_options()})
-    return options
+    from .accepted_options import launch_options
+    return {} if device == "cpu" else launch_options(rendered)
 
 
 def _run_once(kernel, user, rendered, device):

@@ -140,22 +140,15 @@ if __name__ == "__main__":
 
 
 def _summary(user) -> str:
+    from gfxhound.fuzz.render import row_major_strides
     parts = []
     for a in user["args"]:
         if a["kind"] == "tensor":
             parts.append(f"{a['name']}: {a['dtype']}{a['shape']}" + ("" if a["role"] == "in" else f" {a['role']}")
-                         + ("" if a["strides"] == _row_major(a["shape"]) else f" strides {a['strides']}"))
+                         + ("" if a["strides"] == row_major_strides(a["shape"]) else f" strides {a['strides']}"))
         else:
             parts.append(f"{a['name']}={a['value']!r}")
     return ", ".join(parts)
-
-
-def _row_major(shape):
-    strides, acc = [], 1
-    for d in reversed(shape):
-        strides.insert(0, acc)
-        acc *= max(1, d)
-    return strides
 
 
 def render_user_repro(rendered, spec, execution: dict, timeout_s: int = 300) -> str:
