@@ -102,6 +102,22 @@ def _triton_version(python: str) -> str:
     return f"triton {out.strip().splitlines()[-1]}" if rc == 0 and out.strip() else "triton (version unknown)"
 
 
+def _user_snippet(user, consts, python, timeout, env, normalised):
+    """(code, reproduces): the user's file followed by the compile the runtime would do at the failing launch
+    (draft_text.triton_snippet), when that alone fails the same way; else the file as it is."""
+    source = re.sub(r"^from __future__ import [^\n]*$", "", user["source"], flags=re.M)  # the snippet's imports
+    source = re.sub(r"""^if\s+__name__\s*==\s*["']__main__["']\s*:""", "if False:", source, flags=re.M)
+    source += (f"\n\nkernel = {user['fn']}\nwhile type(kernel).__name__ in ('Autotuner', 'Heuristics'):\n"
+               "    kernel = kernel.fn\n")
+    code = triton_snippet(source, consts)
+    with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
+        (Path(tmp) / "snippet.py").write_text(code)
+        rc, out, ended = run_tool([python, "snippet.py"], tmp, timeout, env)
+    if rc != 0 and summarise(out, ended)["normalised"] == normalised:
+        return code, True
+    return user["source"], False
+
+
 def _user_note(user, ran=True) -> str:
     """What a draft of a user kernel's finding can and cannot vouch for (fuzz/user_kernel.py)."""
     tolerance = user.get("tolerance") or "the output dtype's default"
@@ -190,7 +206,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                         f"and scope.\n\nActual:\n```\n{_tail(out, 12)}\n```")
             ub = ""
     elif user:  # a user's kernel that fails to compile: its repro compiles the file at the launch that failed
-        code = user["source"]
+        code, snippet_ok = _user_snippet(user, consts, python, timeout, env, finding.normalised)
         rc, out, _ = run_tool([python, repro_path.name], repro_path.parent, timeout, env)
         reproduced = {PRESENT: True, ABSENT: False}.get(outcome(rc))
         check = f"`python {REPRO_FILE}` with {env['GFXHOUND_CHECKED_WITH']} exited {rc}: {_tail(out, 3)}"
@@ -209,6 +225,9 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                    f"`{REPRO_FILE}` (attached) compiles the file at that launch, its arguments specialised as the "
                    "Triton runtime would; no GPU needed.")
         command = f"python {REPRO_FILE}   # exit 1 = the bug is present, 0 = absent, 125 = cannot test here"
+        if snippet_ok:  # the file with a compile call at its end fails the same way: the reproducer as pasted
+            attachments["snippet.py"] = code
+            command = "python snippet.py   # the reproducer above, saved as snippet.py\n" + command
         expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
                     f"\n\nActual:\n```\n{_tail(out)}\n```")
         lang, ub = "python", f"\n## The kernel\n{_user_note(user, ran=False)}\n"

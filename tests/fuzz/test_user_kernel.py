@@ -290,3 +290,8 @@ def test_an_ice_in_a_user_kernel_is_drafted_with_its_file_and_launch(gfxhound_bi
     assert "def scaled(" in draft and "matrix_instr_nonkdim=32" in draft and "b_ptr: fp8e5[32, 16]" in draft
     assert "checked before this draft was written" in draft and "Did not reproduce" not in draft
     assert "no undefined behaviour" not in draft.lower()
+    from gfxhound.report.draft_text import code_blocks
+    block = next(text for lang, text in code_blocks(draft) if lang == "python")  # runs as pasted, fails the same way
+    (tmp_path / "pasted.py").write_text(block)
+    got = subprocess.run([sys.executable, str(tmp_path / "pasted.py")], capture_output=True, text=True, timeout=300)
+    assert got.returncode != 0 and "TritonAMDGPUAccelerateMatmul" in got.stderr, got.stderr[-2000:]
