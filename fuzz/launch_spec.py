@@ -83,8 +83,9 @@ def read(argument: str) -> LaunchSpec:
 
 def parse(text: str) -> LaunchSpec:
     entries = []
-    for raw in re.split(r"[;\n]", text):
-        line = raw.split("#", 1)[0].strip()
+    uncommented = [line.split("#", 1)[0] for line in text.split("\n")]  # a comment runs to its line's end, `;` too
+    for raw in ";".join(uncommented).split(";"):
+        line = raw.strip()
         if not line:
             continue
         if ":" not in line:

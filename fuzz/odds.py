@@ -109,7 +109,8 @@ OP_WEIGHTS = {
 
 # ---- kernel shapes (fuzz/shapes.py, shape_attention.py, shape_epilogue.py) ---------------------------------------
 SHAPE_KERNELS = (3, 10)  # a kernel (without --shape) is a kernel shape rather than a random composition
-SHAPES = {"attention": 1, "epilogue": 1}  # which shape
+# which shape: the statement shapes, and the kernel templates (fuzz/shape_templates.py)
+SHAPES = {"attention": 2, "epilogue": 2, "moe": 1, "persistent": 1, "paged": 1, "pointers": 1, "descriptor": 1}
 SHAPE_EXTRA_STATEMENTS = 3  # random statements drawn after a shape's own (0..this many)
 ATTENTION_DTYPES = {"fp16": 3, "bf16": 3, "fp8e4nv": 1, "fp8e5": 1, "fp8e4b8": 1, "fp8e5b16": 1}  # q, k, v
 ATTENTION_HEAD_BLOCKS = {16: 1, 32: 1, 64: 2, 128: 2}  # BLOCK_N: the head dimension's block

@@ -14,17 +14,26 @@ from __future__ import annotations
 
 from . import odds, shape_attention, shape_epilogue
 from .shape_build import Incomplete
+from .shape_templates import TEMPLATES, available, draw_template
 
-SHAPES = {"attention": shape_attention, "epilogue": shape_epilogue}  # name -> module with frame() and body()
+STATEMENT_SHAPES = {"attention": shape_attention, "epilogue": shape_epilogue}  # name -> module: frame(), body()
+SHAPES = {**STATEMENT_SHAPES, **TEMPLATES}  # every shape name --shape takes
 
 
 def draw_shape(draw, caps, names):
-    """(spec, body builder) for one of `names` (all shapes when empty), or None where the target cannot build it."""
+    """(spec, body builder) for one of `names` (all shapes when empty), or None where the target cannot build it.
+    A template shape (fuzz/shape_templates.py) is a whole kernel: (spec, None)."""
     from hypothesis import strategies as st
-    menu = [n for n in odds.menu(odds.SHAPES) if not names or n in names] or list(names)
+    usable = lambda n: n not in TEMPLATES or available(n)  # noqa: E731
+    menu = [n for n in odds.menu(odds.SHAPES) if (not names or n in names) and usable(n)]
+    menu = menu or [n for n in names if usable(n)]
+    if not menu:
+        return None
     name = draw(st.sampled_from(menu))
+    if name in TEMPLATES:
+        return draw_template(draw, caps, name), None
     try:
-        return SHAPES[name].frame(draw, caps), SHAPES[name].body
+        return STATEMENT_SHAPES[name].frame(draw, caps), STATEMENT_SHAPES[name].body
     except Incomplete:
         return None
 

@@ -61,6 +61,8 @@ def kernel_specs(draw, caps, max_ops=24, shapes=()):
         drawn = draw_shape(draw, caps, shapes)
         if drawn is not None:
             spec, fill = drawn
+            if fill is None:  # a template shape: a whole kernel file's launch (fuzz/shape_templates.py)
+                return spec
             spec.meta["generator"] = GENERATOR_VERSION
             gen = Generator(draw, caps, spec, max_ops)
             fill_body(draw, caps, gen, fill)

@@ -127,8 +127,10 @@ def _functions(source):
 
 
 # --- drawing launches ---------------------------------------------------------------------------------------------
-def draw_values(draw, launch, pick_default=False):
-    """Each entry's value, in order; `pick_default`: the first choice and the low end of each range."""
+def draw_values(draw, launch, pick_default=False, allows_dtype=None):
+    """Each entry's value, in order; `pick_default`: the first choice and the low end of each range.
+    `allows_dtype`: a choice among dtype names (`T: fp16|bf16`) draws only those the backend can run faithfully
+    (the interpreter's bf16), as generated kernels are steered, while one of them is left."""
     names, tensors = {}, {}
     for e in launch.entries:
         if e.name in ("reference", "tolerance", "knobs"):
@@ -140,7 +142,10 @@ def draw_values(draw, launch, pick_default=False):
                                       f"(got {lo!r}..{hi!r})")
             value = lo if pick_default else draw(st.integers(lo, hi))
         elif e.kind == "choice":
-            value = evaluate(e.exprs[0] if pick_default else draw(st.sampled_from(e.exprs)), names, e.text)
+            choices = e.exprs
+            if allows_dtype and all(c in D.DTYPES for c in choices):
+                choices = [c for c in choices if allows_dtype(c)] or choices
+            value = evaluate(choices[0] if pick_default else draw(st.sampled_from(choices)), names, e.text)
         elif e.kind == "expr":
             value = evaluate(e.exprs[0], names, e.text)
         else:
@@ -206,7 +211,7 @@ def _tolerance(launch):
 
 def user_launch(draw, caps, user: dict, pick_default=False) -> KernelSpec:
     launch_spec = parse(user["launch"])
-    names, tensors = draw_values(draw, launch_spec, pick_default)
+    names, tensors = draw_values(draw, launch_spec, pick_default, getattr(caps, "allows_dtype", None))
     grid = grid_of(names.get("grid"), launch_spec.entry("grid").text)
     warps = names.get("num_warps", DEFAULT_WARPS[1] if pick_default else draw(st.sampled_from(DEFAULT_WARPS)))
     stages = names.get("num_stages", DEFAULT_STAGES[0] if pick_default else draw(st.sampled_from(DEFAULT_STAGES)))
@@ -225,6 +230,8 @@ def user_launch(draw, caps, user: dict, pick_default=False) -> KernelSpec:
               "args": concrete(user, names, tensors), "grid": grid,
               "reference": reference.exprs[0] if reference else None, "tolerance": _tolerance(launch_spec),
               "data_seed": 0 if pick_default else draw(st.integers(0, 2 ** 31 - 1))}
+    if user.get("template"):  # one of gfxhound's own kernel templates (fuzz/shape_templates.py), not a user's
+        record["template"] = user["template"]
     return KernelSpec(blocks={"M": 1, "N": 1, "K": 1}, sizes={"M": 1, "N": 1, "K": 1}, grid="M", inputs=[],
                       scalars=[], outputs=[], body=[], launch=launch, user=record,
                       meta={"generator": f"user-{USER_VERSION}"}, format=USER_FORMAT)

@@ -50,6 +50,15 @@ def make_tensors(user):
     return tensors
 
 
+def set_device_allocator(device):
+    """Global scratch for kernels that make tensor descriptors on the device (`tl.make_tensor_descriptor`: NVIDIA's
+    TMA asks the runtime for it through Triton's `set_allocator` hook, which has no default); a no-op on the CPU
+    and where the release has no hook."""
+    import triton
+    if device != "cpu" and hasattr(triton, "set_allocator"):
+        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device=device))
+
+
 def outputs_of(user):
     return [a for a in user["args"] if a["kind"] == "tensor" and a["role"] != "in"]
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from gfxhound import compat
 
 from .compile_task import _Fd2Redirect, load_kernel
-from .user_data import UserReferenceError, compare, expected_outputs, make_tensors, outputs_of
+from .user_data import (UserReferenceError, compare, expected_outputs, make_tensors, outputs_of,
+                        set_device_allocator)
 
 RERUNS = 2
 
@@ -44,6 +45,7 @@ def _options(rendered, device):
 
 def _run_once(kernel, user, rendered, device):
     tensors = {k: v.to(device) if device != "cpu" else v for k, v in make_tensors(user).items()}
+    set_device_allocator(device)
     with compat.environment(rendered.env):
         kernel[tuple(user["grid"])](*_values(user, tensors), **_options(rendered, device))
     if device != "cpu":

@@ -22,8 +22,8 @@ def add_fuzz(sub):
     fuzz.add_argument("--family", default="kernels", choices=["kernels", "collectives"],
                       help="what to generate: single-rank kernels, or multi-rank communication patterns")
     fuzz.add_argument("--shape", default="",
-                      help="only these kernel shapes (comma-separated: attention, epilogue); default: random kernels, "
-                           "30%% of them shapes")
+                      help="only these kernel shapes (comma-separated: attention, epilogue, moe, persistent, paged, "
+                           "pointers, descriptor); default: random kernels, 30%% of them shapes")
     fuzz.add_argument("--kernel", default="", metavar="FILE.py::FN",
                       help="fuzz your own @triton.jit kernel's launches (sizes, constexprs, warps, stages, AMD knobs) "
                            "as --launch describes them")
@@ -163,6 +163,12 @@ def cmd_fuzz(args):
             raise UserError(f"unknown shape {unknown[0]!r}; choose from {', '.join(sorted(SHAPES))}")
         if args.family != "kernels" or args.plant:
             raise UserError("--shape draws single-rank kernels: leave out --family and --plant")
+        from gfxhound.fuzz.shape_templates import TEMPLATES, available
+        missing = [n for n in shapes if n in TEMPLATES and not available(n)]
+        if missing:
+            import triton
+            raise UserError(f"--shape {missing[0]} needs tl.{TEMPLATES[missing[0]].needs}, which Triton "
+                            f"{triton.__version__} lacks; leave it out for this release")
     user = _user_kernel(args, targets, env) if args.kernel or args.launch else None
     if args.plant and args.backend == "compile":
         raise UserError("--plant needs a backend that runs kernels: --backend interpret or device")

@@ -121,6 +121,13 @@ def _user_snippet(user, consts, python, timeout, env, normalised):
 def _user_note(user, ran=True) -> str:
     """What a draft of a user kernel's finding can and cannot vouch for (fuzz/user_kernel.py)."""
     tolerance = user.get("tolerance") or "the output dtype's default"
+    if user.get("template"):  # gfxhound's own kernel template (fuzz/shape_templates.py): written to be defined
+        return (f"The kernel is `{user['fn']}` from `{user['file']}`, one of gfxhound's kernel templates (modelled "
+                "on the kernels people ship), at one launch gfxhound drew from the template's launch spec (the "
+                "reproducer holds the file and the launch). It is written free of undefined behaviour: every edge "
+                "masked, index tensors inside their ranges, programs sharing an output only through atomics." + (
+                    f" The reference is the file's float64 PyTorch function `{user['reference']}`, compared element "
+                    f"by element with tolerance {tolerance} (rtol, atol)." if ran and user.get("reference") else ""))
     if not ran:
         return (f"The kernel is not generated: it is `{user['fn']}` from `{user['file']}`, compiled at one launch "
                 "that gfxhound drew from its author's launch spec (the reproducer holds the file and the launch).")

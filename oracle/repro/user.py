@@ -76,6 +76,7 @@ def child():
                                "__dataclass_fields__", {{}}))
         options = {{k: v for k, v in OPTIONS.items() if k in accepted}}
     os.environ.update({{k: str(v) for k, v in ENV_KNOBS.items()}})
+    set_device_allocator(device)
     print("gfxhound-launching", flush=True)
     kernel[tuple(USER["grid"])](*values, **options)
     if device != "cpu":

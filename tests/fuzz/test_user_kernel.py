@@ -15,7 +15,7 @@ from gfxhound.fuzz.launch_spec import LaunchSpecError, parse
 from gfxhound.fuzz.user_kernel import load
 from gfxhound.fuzz.user_render import render_user
 
-DATA = Path(__file__).parent.parent / "data" / "user_kernels"
+DATA = Path(__file__).parent.parent.parent / "fuzz" / "templates"  # the shipped templates, as a user would pass them
 GEMM = f"{DATA}/persistent_gemm.py::persistent_gemm"
 GEMM_LAUNCH = f"@{DATA}/persistent_gemm.launch"
 MOE = f"{DATA}/moe_gemm.py::moe_gemm"
@@ -77,9 +77,9 @@ def test_launches_are_drawn_as_the_spec_says():
     for spec in itertools.islice(spec_stream(caps, 6, family="user", user=moe), 20):
         args = {a["name"]: a for a in spec.user["args"]}
         blocks = -(-args["R"]["value"] // args["BLOCK_M"]["value"])  # a dimension with a call in it
-        lo, hi = args["experts_ptr"]["values"]  # 0..E-1, E a variable of the spec, not a parameter
-        assert args["experts_ptr"]["shape"] == [blocks] and lo == 0 and 0 <= hi <= 7
-        assert args["w_ptr"]["shape"][0] == hi + 1 and args["rows_ptr"]["values"][1] == args["x_ptr"]["shape"][0] - 1
+        lo, hi = args["experts_ptr"]["values"]  # -1..E-1, E a variable of the spec, not a parameter
+        assert args["experts_ptr"]["shape"] == [blocks] and lo == -1 and 0 <= hi <= 7
+        assert args["w_ptr"]["shape"][0] == hi + 1 and args["rows_ptr"]["values"][1] == args["x_ptr"]["shape"][0]
         assert spec.user["grid"][0] == blocks
     assert spec.spec_hash() == type(spec).loads(spec.dumps()).spec_hash() and spec.family == "user"
 
@@ -225,7 +225,7 @@ def test_wrong_kernel_is_one_finding_whose_repro_replays_it(gfxhound_bin, tmp_pa
     (MOE, MOE_LAUNCH, ["tt.atomic_rmw:float@blocked", "scf.for:tensor_of_ptr"]),
 ])
 def test_real_world_shaped_kernels_compile_and_run_right(gfxhound_bin, tmp_path, kernel, launch, reached):
-    """The persistent GEMM and the MoE GEMM (tests/data/user_kernels): their launches compile for gfx942 and reach
+    """The persistent GEMM and the MoE GEMM (fuzz/templates): their launches compile for gfx942 and reach
     what generated kernels rarely do (tl.num_programs, pointer tensors carried through a loop, loads through index
     tensors scattered back with atomics), and the interpreter's results match their references."""
     proc = run_cli(gfxhound_bin, "fuzz", "--kernel", kernel, "--launch", launch, "--budget", "10",
