@@ -56,6 +56,11 @@ FLOORS = {
                                                 SHARE_BROADCAST, "exclude:ttgir"),
     "dot result through LDS or into a dot operand (TTGIR)": (_on_mma("detail:ttgir:ttg.local_alloc:{}->shared") + _on_mma(
         "detail:ttgir:ttg.convert_layout:{0}->dot_op({0})"), SHARE_OPERAND, "exclude:ttgir"),
+    # what only the kernel templates reach, about half the share measured over 172 such kernels (Triton 3.9.0,
+    # gfx942, seed 77: 2.3%, 2.9%, 2.9%): a template dropped from the mix, or no longer compiled to it, shows here
+    "while loop (TTGIR)": (("detail:ttgir:scf.while",), 0.01, "exclude:ttgir"),
+    "persistent loop over tl.num_programs (TTGIR)": (("detail:ttgir:tt.get_num_programs",), 0.01, "exclude:ttgir"),
+    "scf.if yielding a pointer (TTGIR)": (("detail:ttgir:scf.if:ptr",), 0.01, "exclude:ttgir"),
 }
 
 

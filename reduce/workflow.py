@@ -64,6 +64,11 @@ def reduce_finding(corpus, finding, level: str, settings: Settings) -> Outcome:
                           f"stage {finding.stage}: use --level spec")
     if finding.stage == "llc-verify" and level != "spec":
         return reduce_llvm_ir(corpus, finding, settings)
+    example = corpus.examples(finding.signature)[0]
+    if example.spec.get("user") and finding.verdict == "ice":  # a kernel file: its source is what shrinks
+        from .user_source import reduce_user_compile
+        summary, lines = reduce_user_compile(corpus, finding, example, settings)
+        return Outcome(summary, lines, True)
     return reduce_spec_finding(corpus, finding, settings)
 
 
@@ -242,9 +247,9 @@ def reduce_spec_finding(corpus, finding, settings: Settings) -> Outcome:
     spec, caps, run = _loaded(corpus.examples(finding.signature)[0])
     if spec.family not in REDUCIBLE_FAMILIES and not static:
         if spec.family == "user":
-            raise ReduceError(f"finding {finding.signature} is in your own kernel ({spec.user['fn']}): gfxhound "
-                              "reduces generated kernels only; its repro.py replays the one launch "
-                              "(docs/user-kernels.md)")
+            raise ReduceError(f"finding {finding.signature} is a {finding.verdict} in a kernel file "
+                              f"({spec.user['fn']}): gfxhound reduces a kernel file's compiler crashes only (its "
+                              "source, with C-Vise); its repro.py replays the one launch (docs/user-kernels.md)")
         raise ReduceError(f"finding {finding.signature} is a collective's {finding.verdict}: collectives are not "
                           "reduced yet; its repro.py is the standalone reproducer (docs/collectives.md)")
     if finding.verdict not in SPEC_VERDICTS and not static:

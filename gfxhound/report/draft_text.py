@@ -7,20 +7,15 @@ says and checks it by running it.
 from __future__ import annotations
 
 import ast
-import pprint
 import re
 import textwrap
+
+from gfxhound.oracle.repro.snippet import constants, triton_snippet  # noqa: F401  (drafts read them here)
 
 ASSERTION = re.compile(r"Assertion [`'](.+?)' failed")
 # lines of an IR dump or a stack trace: what a compiler prints after its message, not what a reader needs first
 NOISE = re.compile(r"^(\s|#|%|\^|\}|\{|module |tt\.func|llvm\.|func\.|[0-9]+ +0x|Stack dump|PLEASE submit|"
                    r"external_resources|mlir_reproducer|pipeline:|disable_threading|verify_each|\{-#|#-\})")
-
-
-def _pretty(value) -> str:
-    """A dict or list over several lines, indented to sit after `    name=` in the snippet."""
-    text = pprint.pformat(value, width=100, sort_dicts=False)
-    return text.replace("\n", "\n    ")
 
 
 def headline(message: str, limit: int = 100) -> str:
@@ -48,20 +43,6 @@ def headline(message: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
 
 
-def constants(repro_text: str) -> dict:
-    """The settings a repro script declares (ARCH, OPTIONS, ENV_KNOBS, ARGS, ...), read without running it."""
-    out = {}
-    for node in ast.parse(repro_text).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in ("ARCH", "OPTIONS", "ENV_KNOBS", "ARGS", "EXPECTED", "GRID", "KERNEL"):
-                try:
-                    out[name] = ast.literal_eval(node.value)
-                except ValueError:
-                    pass
-    return out
-
-
 def kernel_source(repro_text: str) -> str:
     """The @triton.jit kernel a repro embeds (indented under `if "--child" in sys.argv:`)."""
     block = repro_text.split("# ---- the kernel", 1)[-1]
@@ -73,31 +54,6 @@ def kernel_source(repro_text: str) -> str:
         body.append(line)
     text = textwrap.dedent("\n".join(body))
     return "\n".join(line for line in text.splitlines() if not line.startswith(("import triton", "if ")))
-
-
-def triton_snippet(kernel: str, consts: dict) -> str:
-    """A standalone compile of the kernel for its AMD target, as the Triton runtime would (3.3+ API), with the
-    argument specialisation the runtime derives (computed by the installed Triton's own hooks)."""
-    from gfxhound.compat import environment, specialise, warp_size
-    arch, args = consts["ARCH"], consts["ARGS"]
-    params = _params(kernel)
-    if params is not None:  # a pruned kernel takes fewer arguments
-        args = [a for a in args if a["name"] in params]
-    with environment(consts.get("ENV_KNOBS") or {}):  # AMDGCN_USE_BUFFER_OPS decides tt.pointer_range, as at launch
-        signature, constexprs, attrs = specialise(args)
-    names = [a["name"] for a in args]
-    index_attrs = {(names.index(n),): v for n, v in attrs.items()}
-    env = "".join(f"os.environ[{k!r}] = {v!r}\n" for k, v in sorted((consts.get("ENV_KNOBS") or {}).items()))
-    kernel = "\n".join(line for line in kernel.strip().splitlines()
-                       if not line.startswith(("import triton", "from triton")))
-    return (f"# Compiles for {arch} as the Triton runtime would; no GPU needed.\n"
-            + ("import os\n" if env else "") + "import triton\nimport triton.language as tl\n"
-            "from triton.backends.compiler import GPUTarget\nfrom triton.compiler import ASTSource\n"
-            + (f"\n{env}" if env else "") + f"\n\n{kernel.strip()}\n\n\n"
-            f"src = ASTSource(\n    kernel,\n    signature={_pretty(signature)},\n"
-            f"    constexprs={_pretty(constexprs)},\n    attrs={_pretty(index_attrs)},\n)\n"
-            f"triton.compile(src, target=GPUTarget(\"hip\", {arch!r}, {warp_size(arch)}), "
-            f"options={consts.get('OPTIONS') or {}!r})\n")
 
 
 def tail(text: str, lines: int = 25) -> str:
@@ -165,11 +121,6 @@ def prune_unused(kernel: str) -> str:
     return "\n".join([line for i, line in enumerate(lines, 1) if i < first] + header
                      + [line for i, line in enumerate(lines, 1) if i in kept]
                      + [line for i, line in enumerate(lines, 1) if i > function.end_lineno]) + "\n"
-
-
-def _params(kernel: str):
-    functions = [n for n in ast.parse(kernel).body if isinstance(n, ast.FunctionDef)]
-    return {a.arg for a in functions[0].args.args} if len(functions) == 1 else None
 
 
 def code_blocks(markdown: str) -> "list[tuple[str, str]]":

@@ -23,6 +23,7 @@ from gfxhound.protocol import ABSENT, PRESENT, outcome
 from gfxhound.report.draft_llvm import llvm_draft
 from gfxhound.report.draft_reach import REACH_TARGETS, formats, reach, reach_text, simpler
 from gfxhound.report.draft_parts import BANNER, LLVM, TRITON, Draft, bisection, environment, related, run_tool
+from gfxhound.oracle.repro.snippet import user_module
 from gfxhound.report.draft_text import constants as _constants, headline, kernel_source as _kernel_source, \
     prune_unused, tail as _tail, triton_snippet
 from gfxhound.report.scrub import Scrubber
@@ -102,20 +103,19 @@ def _triton_version(python: str) -> str:
     return f"triton {out.strip().splitlines()[-1]}" if rc == 0 and out.strip() else "triton (version unknown)"
 
 
-def _user_snippet(user, consts, python, timeout, env, normalised):
-    """(code, reproduces): the user's file followed by the compile the runtime would do at the failing launch
-    (draft_text.triton_snippet), when that alone fails the same way; else the file as it is."""
-    source = re.sub(r"^from __future__ import [^\n]*$", "", user["source"], flags=re.M)  # the snippet's imports
-    source = re.sub(r"""^if\s+__name__\s*==\s*["']__main__["']\s*:""", "if False:", source, flags=re.M)
-    source += (f"\n\nkernel = {user['fn']}\nwhile type(kernel).__name__ in ('Autotuner', 'Heuristics'):\n"
-               "    kernel = kernel.fn\n")
-    code = triton_snippet(source, consts)
-    with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
-        (Path(tmp) / "snippet.py").write_text(code)
-        rc, out, ended = run_tool([python, "snippet.py"], tmp, timeout, env)
-    if rc != 0 and summarise(out, ended)["normalised"] == normalised:
-        return code, True
-    return user["source"], False
+def _user_snippet(user, consts, python, timeout, env, normalised, reduced=None):
+    """(code, reproduces, reduced_used): the kernel file followed by the compile the runtime would do at the failing
+    launch (oracle/repro/snippet.py), from the file `gfxhound reduce` shrank when there is one and it still fails
+    the same way here, else from the whole file; the file as it is when no snippet fails the same way."""
+    candidates = ([(reduced, True)] if reduced else []) + [(user_module(user), False)]
+    for kernel, is_reduced in candidates:
+        code = triton_snippet(kernel, consts)
+        with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
+            (Path(tmp) / "snippet.py").write_text(code)
+            rc, out, ended = run_tool([python, "snippet.py"], tmp, timeout, env)
+        if rc != 0 and summarise(out, ended)["normalised"] == normalised:
+            return code, True, is_reduced
+    return user["source"], False, False
 
 
 def _user_note(user, ran=True) -> str:
@@ -213,7 +213,10 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                         f"and scope.\n\nActual:\n```\n{_tail(out, 12)}\n```")
             ub = ""
     elif user:  # a user's kernel that fails to compile: its repro compiles the file at the launch that failed
-        code, snippet_ok = _user_snippet(user, consts, python, timeout, env, finding.normalised)
+        source_reduction = corpus.reduction(finding.signature, "source")
+        code, snippet_ok, reduced_used = _user_snippet(
+            user, consts, python, timeout, env, finding.normalised,
+            source_reduction.kernel.read_text() if source_reduction.kernel.exists() else None)
         rc, out, _ = run_tool([python, repro_path.name], repro_path.parent, timeout, env)
         reproduced = {PRESENT: True, ABSENT: False}.get(outcome(rc))
         check = f"`python {REPRO_FILE}` with {env['GFXHOUND_CHECKED_WITH']} exited {rc}: {_tail(out, 3)}"
@@ -232,7 +235,13 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                    f"`{REPRO_FILE}` (attached) compiles the file at that launch, its arguments specialised as the "
                    "Triton runtime would; no GPU needed.")
         command = f"python {REPRO_FILE}   # exit 1 = the bug is present, 0 = absent, 125 = cannot test here"
+        if reduced_used:
+            record = source_reduction.record
+            summary += (f" `gfxhound reduce` shrank the kernel file from {record.get('lines_before')} to "
+                        f"{record.get('lines_after')} lines with C-Vise, checking after each step that the failure "
+                        "stays the same; the reproducer below is the reduced file and that compile.")
         if snippet_ok:  # the file with a compile call at its end fails the same way: the reproducer as pasted
+            code = simpler(code, python, timeout, env, finding.normalised)  # without options it does not need
             attachments["snippet.py"] = code
             command = "python snippet.py   # the reproducer above, saved as snippet.py\n" + command
         expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."

@@ -96,3 +96,14 @@ def test_a_template_the_release_lacks_is_a_one_line_error(monkeypatch, tmp_path,
     assert "--shape moe needs tl.no_such_api" in err
     assert not any(n == "moe" for n in (s.meta.get("shape") for s in itertools.islice(
         spec_stream(assume_all("gfx942"), 3), 60)))  # and default campaigns never draw it
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", USABLE)
+def test_each_template_matches_its_reference_on_a_gpu(gfxhound_bin, tmp_path, name):
+    proc = run_cli(gfxhound_bin, "fuzz", "--shape", name, "--backend", "device", "--budget", "100", "--workers", "8",
+                   "--corpus", str(tmp_path / "c"), "--json", "--seed", "5")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads(proc.stdout)
+    assert summary["verdicts"] == {"pass": 100}, summary["findings"]
+    assert summary["execution"]["mismatches"] == 0 and summary["execution"]["compared"] > 100
