@@ -25,8 +25,8 @@ def _outcome(text, python, timeout, env):
 
 
 def simpler(code, python, timeout, env, normalised) -> str:
-    """The snippet without its argument specialisation (`attrs=`) and launch options, each dropped only when the
-    same failure stays."""
+    """The snippet without its argument specialisation (`attrs=`), launch options and environment knobs, each
+    dropped only when the same failure stays."""
     def keep(candidate):
         got = _outcome(candidate, python, timeout, env) if candidate != code else None
         return bool(got and got["normalised"] == normalised)
@@ -46,7 +46,13 @@ def simpler(code, python, timeout, env, normalised) -> str:
                 options = re.search(r", options=(\{.*?\})\)\s*$", code, re.S)
                 if not options:
                     break
-    return code.rstrip("\n") + "\n"
+    for line in re.findall(r"^os\.environ\[.*\n", code, flags=re.M):  # each knob alone, as for the options
+        candidate = code.replace(line, "", 1)
+        if "os.environ[" not in candidate:
+            candidate = candidate.replace("import os\n", "", 1)
+        if keep(candidate):
+            code = candidate
+    return re.sub(r"\n{4,}", "\n\n\n", code).rstrip("\n") + "\n"
 
 
 REACH_TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201", "gfx1250")

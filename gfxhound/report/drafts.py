@@ -143,8 +143,12 @@ def _user_note(user, ran=True) -> str:
             f"from the same file, compared element by element with tolerance {tolerance} (rtol, atol).")
 
 
-def _how_reduced(reduced, user=None) -> str:
+def _how_reduced(reduced, user=None, source_record=None) -> str:
     """What the draft may say of the reproducer's size: only what the reduction record shows."""
+    if user and source_record:
+        return (f"`gfxhound reduce` shrank the kernel file from {source_record.get('lines_before')} to "
+                f"{source_record.get('lines_after')} lines, statement by statement, checking after each step that "
+                "the failure stays the same.")
     if user:
         return USER_NOT_REDUCED
     record = reduced.record if reduced.repro.exists() else {}
@@ -163,6 +167,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
     arch = consts.get("ARCH") or finding.targets[0]
     minimal = corpus.minimal(finding.signature)
     by_hand = False  # the reproducer is a person's hand-minimised script (corpus/<id>/minimal.py)
+    source_record = None  # a kernel file's source-level reduction (reduce/user_source.py), when the draft uses it
     attachments = {REPRO_FILE: repro_text}
     user = examples[0].spec.get("user")  # a user's own kernel (gfxhound fuzz --kernel)
     if finding.verdict in ("miscompile", "runtime_fault", "nondeterministic"):
@@ -235,14 +240,20 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                    f"`{REPRO_FILE}` (attached) compiles the file at that launch, its arguments specialised as the "
                    "Triton runtime would; no GPU needed.")
         command = f"python {REPRO_FILE}   # exit 1 = the bug is present, 0 = absent, 125 = cannot test here"
-        if reduced_used:
-            record = source_reduction.record
-            summary += (f" `gfxhound reduce` shrank the kernel file from {record.get('lines_before')} to "
-                        f"{record.get('lines_after')} lines with C-Vise, checking after each step that the failure "
-                        "stays the same; the reproducer below is the reduced file and that compile.")
+        if reduced_used:  # the reduced kernel is the report; the launch that found it is provenance
+            record = source_record = source_reduction.record
+            summary = (f"Compiling the kernel below for `{arch}` fails with an {what} in {stage}, not a diagnostic "
+                       f"about the kernel; no GPU needed. It is `{user['fn']}` ({user['file']}) reduced from "
+                       f"{record.get('lines_before')} to {record.get('lines_after')} lines by `gfxhound reduce`, "
+                       "compiled as the Triton runtime would at the launch that failed (its arguments specialised "
+                       f"the same way). `{REPRO_FILE}` (attached) compiles the whole file at that launch.")
         if snippet_ok:  # the file with a compile call at its end fails the same way: the reproducer as pasted
             code = simpler(code, python, timeout, env, finding.normalised)  # without options it does not need
             attachments["snippet.py"] = code
+            reached = reach(code, arch, python, timeout, env, finding.normalised) if reduced_used else {}
+            if len(reached.get("same", [])) > 1:  # every target a reduced kernel reaches (a whole file: too slow)
+                title = title.replace(f"[AMD][{arch}]", f"[AMD][{'/'.join(reached['same'])}]" if set(
+                    reached["same"]) != set(REACH_TARGETS) else "[AMD]", 1)
             command = "python snippet.py   # the reproducer above, saved as snippet.py\n" + command
         expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
                     f"\n\nActual:\n```\n{_tail(out)}\n```")
@@ -306,7 +317,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
               finding.verdict in ("ice", "timeout") else []),
             "Not yet checked on Triton's main branch", *related(corpus, finding)]), "",
         "## How this was found",
-        f"Found by gfxhound, a fuzzer of Triton's AMD backend. {_how_reduced(reduced, user)} "
+        f"Found by gfxhound, a fuzzer of Triton's AMD backend. {_how_reduced(reduced, user, source_record)} "
         + ("The reproducer above was then minimised by hand. " if by_hand else "") +
         f"Signature `{finding.signature}`."])
     return Draft(TRITON, title, body, reproduced, check, attachments)
