@@ -51,6 +51,16 @@ def run_tool(argv, cwd, timeout, env=None):
     return proc.returncode, proc.stdout + proc.stderr, ended
 
 
+def _untested(record) -> str:
+    """The releases between the ends that could not say: a different failure of theirs (named) hides the bug."""
+    probes = {p.get("candidate"): p.get("detail", "") for p in record.get("probes", [])}
+    hidden = [c for c in record["untested_between"] if "a different failure" in probes.get(c, "")]
+    if hidden and len(hidden) == len(record["untested_between"]):
+        return (f"{', '.join(hidden)} fail earlier with another crash on the same kernel, which hides this one "
+                "(their first error lines are in bisect.json)")
+    return f"untested between: {', '.join(record['untested_between'])}"
+
+
 def bisection(newest_first: "list[dict]") -> str:
     records, kinds = [], set()
     for record in newest_first:
@@ -84,8 +94,7 @@ def bisection(newest_first: "list[dict]") -> str:
             else:
                 out.append(f"- {what} ({span}): {verb}: **{r['first_new']}** "
                            f"(last {'good' if r.get('mode') == 'regression' else 'bad'}: {r['last_old']})"
-                           + (f"; untested between: {', '.join(r['untested_between'])}" if r.get("untested_between")
-                              else "") + ".")
+                           + (f"; {_untested(r)}" if r.get("untested_between") else "") + ".")
             if r.get("reduced_ir"):
                 out.append("  - " + reduced_ir_text(r["reduced_ir"]))
             for m in r.get("ends_moved", []):

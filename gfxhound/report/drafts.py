@@ -104,7 +104,7 @@ def _triton_version(python: str) -> str:
 
 
 def _user_snippet(user, consts, python, timeout, env, normalised, reduced=None):
-    """(code, reproduces, reduced_used): the kernel file followed by the compile the runtime would do at the failing
+    """(code, reproduces, reduced_used, output): the kernel file followed by the compile the runtime would do at the failing
     launch (oracle/repro/snippet.py), from the file `gfxhound reduce` shrank when there is one and it still fails
     the same way here, else from the whole file; the file as it is when no snippet fails the same way."""
     candidates = ([(reduced, True)] if reduced else []) + [(user_module(user), False)]
@@ -114,13 +114,17 @@ def _user_snippet(user, consts, python, timeout, env, normalised, reduced=None):
             (Path(tmp) / "snippet.py").write_text(code)
             rc, out, ended = run_tool([python, "snippet.py"], tmp, timeout, env)
         if rc != 0 and summarise(out, ended)["normalised"] == normalised:
-            return code, True, is_reduced
-    return user["source"], False, False
+            return code, True, is_reduced, out
+    return user["source"], False, False, ""
 
 
 def _user_note(user, ran=True) -> str:
     """What a draft of a user kernel's finding can and cannot vouch for (fuzz/user_kernel.py)."""
     tolerance = user.get("tolerance") or "the output dtype's default"
+    if user.get("template") and not ran:  # a compile crash: nothing ran, no data or memory behaviour involved
+        return (f"Found in `{user['fn']}` (`{user['file']}`), one of gfxhound's kernel templates, modelled on the "
+                "kernels people ship, at one launch drawn from the template's launch spec; `repro.py` (attached) "
+                "compiles that file at that launch. Only compiling is involved: no GPU, no input data.")
     if user.get("template"):  # gfxhound's own kernel template (fuzz/shape_templates.py): written to be defined
         return (f"The kernel is `{user['fn']}` from `{user['file']}`, one of gfxhound's kernel templates (modelled "
                 "on the kernels people ship), at one launch gfxhound drew from the template's launch spec (the "
@@ -219,15 +223,22 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             ub = ""
     elif user:  # a user's kernel that fails to compile: its repro compiles the file at the launch that failed
         source_reduction = corpus.reduction(finding.signature, "source")
-        code, snippet_ok, reduced_used = _user_snippet(
+        code, snippet_ok, reduced_used, snippet_out = _user_snippet(
             user, consts, python, timeout, env, finding.normalised,
             source_reduction.kernel.read_text() if source_reduction.kernel.exists() else None)
+        if minimal.exists():  # a person's hand-minimised snippet, when it fails the same way, is the reproducer
+            with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
+                (Path(tmp) / "snippet.py").write_text(minimal.read_text())
+                rc, out, ended = run_tool([python, "snippet.py"], tmp, timeout, env)
+            if rc != 0 and summarise(out, ended)["normalised"] == finding.normalised:
+                code, snippet_ok, snippet_out, by_hand = minimal.read_text(), True, out, True
         rc, out, _ = run_tool([python, repro_path.name], repro_path.parent, timeout, env)
         reproduced = {PRESENT: True, ABSENT: False}.get(outcome(rc))
         check = f"`python {REPRO_FILE}` with {env['GFXHOUND_CHECKED_WITH']} exited {rc}: {_tail(out, 3)}"
         stage = STAGE_NAMES.get(finding.stage, finding.stage)
         what = "compile hang" if finding.verdict == "timeout" else "internal compiler error"
-        failed_pass = re.search(r"\[pass ([^,\]]+)", f"{identity(out)} {finding.message}")  # the pass that failed
+        # the pass that failed, from the snippet's output where it ran (Triton names it there)
+        failed_pass = re.search(r"\[pass ([^,\]]+)", f"{identity(snippet_out or out)} {finding.message}")
         said = headline(finding.message or finding.normalised)
         title = f"[AMD][{arch}] {failed_pass.group(1) if failed_pass else f'{what} in {stage}'}" + \
             (f" {said}" if said.startswith("fails ") else f": {said}")
@@ -244,19 +255,22 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             record = source_record = source_reduction.record
             summary = (f"Compiling the kernel below for `{arch}` fails with an {what} in {stage}, not a diagnostic "
                        f"about the kernel; no GPU needed. It is `{user['fn']}` ({user['file']}) reduced from "
-                       f"{record.get('lines_before')} to {record.get('lines_after')} lines by `gfxhound reduce`, "
+                       f"{record.get('lines_before')} to {record.get('lines_after')} lines by `gfxhound reduce`"
+                       f"{', then by hand' if by_hand else ''}, "
                        "compiled as the Triton runtime would at the launch that failed (its arguments specialised "
                        f"the same way). `{REPRO_FILE}` (attached) compiles the whole file at that launch.")
         if snippet_ok:  # the file with a compile call at its end fails the same way: the reproducer as pasted
-            code = simpler(code, python, timeout, env, finding.normalised)  # without options it does not need
+            if not by_hand:  # without options it does not need (a hand-minimised one is as its author left it)
+                code = simpler(code, python, timeout, env, finding.normalised)
             attachments["snippet.py"] = code
-            reached = reach(code, arch, python, timeout, env, finding.normalised) if reduced_used else {}
+            reached = reach(code, arch, python, timeout, env, finding.normalised) if reduced_used or by_hand else {}
             if len(reached.get("same", [])) > 1:  # every target a reduced kernel reaches (a whole file: too slow)
                 title = title.replace(f"[AMD][{arch}]", f"[AMD][{'/'.join(reached['same'])}]" if set(
                     reached["same"]) != set(REACH_TARGETS) else "[AMD]", 1)
             command = "python snippet.py   # the reproducer above, saved as snippet.py\n" + command
         expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
-                    f"\n\nActual:\n```\n{_tail(out)}\n```")
+                    f"\n\nActual{' (python snippet.py)' if snippet_ok else ''}:\n```\n"
+                    f"{_tail(snippet_out if snippet_ok else out)}\n```")
         lang, ub = "python", f"\n## The kernel\n{_user_note(user, ran=False)}\n"
     else:
         kernel = reduced.kernel.read_text() if reduced.kernel.exists() \

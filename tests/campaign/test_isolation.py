@@ -6,7 +6,7 @@ from gfxhound.corpus_store import Corpus
 
 
 def test_killed_worker_and_hang_are_recorded_once_and_the_campaign_continues(tmp_path, worker_env):
-    config = CampaignConfig(targets=["gfx942"], corpus=str(tmp_path / "corpus"), kernels=10, workers=2, seed=3,
+    config = CampaignConfig(targets=["gfx942"], corpus=str(tmp_path / "corpus"), kernels=10, workers=2, seed=8,
                             timeout=15.0, max_ops=8, worker_env=worker_env)
     stats = Campaign(config, task_fn=faults.kill_and_hang).run()
     assert stats.kernels == 10
