@@ -50,7 +50,7 @@ def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
     (["fuzz", "--timeout", "0", "--budget", "1"], "--timeout"),
     (["fuzz", "--workers", "0", "--budget", "1"], "--workers"),
     (["fuzz", "--gpu-workers", "0", "--budget", "1"], "--gpu-workers"),
-    (["fuzz", "--shape", "attention,moe", "--budget", "1"], "unknown shape 'moe'"),
+    (["fuzz", "--shape", "attention,gemv", "--budget", "1"], "unknown shape 'gemv'"),
     (["fuzz", "--shape", "attention", "--family", "collectives", "--budget", "1"], "--shape draws single-rank"),
     (["corpus", "show", "feedbeef"], "no finding matches"),
 ])
