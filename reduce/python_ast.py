@@ -1,5 +1,6 @@
 """Statement-level reduction of a Python kernel file: delete statements, unwrap `if`s and loops, drop unused
-parameters (with what the function's callers pass for them) and keyword arguments, keeping each change after which the failure stays the same.
+parameters (with what the function's callers pass for them) and keyword arguments, keeping each change after
+which the failure stays the same.
 
 Why hand-written, next to C-Vise: C-Vise's passes work on lines and tokens, and Python's indentation and data
 flow defeat them. A line deleted from under an `if` leaves a block without a body, a definition deleted leaves a
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 
@@ -104,7 +106,6 @@ def render(tree) -> str:
 
 def reduce_python(source: str, interesting, jobs: int = 2, log=None, deadline=None) -> str:
     """The smallest source this greedy walk finds for which `interesting(text)` holds (`source` must hold)."""
-    import time
     tree = ast.parse(source)
     best = render(tree)
     with ThreadPoolExecutor(max(1, jobs)) as pool:

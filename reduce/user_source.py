@@ -11,6 +11,7 @@ runs as it is.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -85,7 +86,6 @@ def reduce_user_compile(corpus, finding, example, settings):
 
 
 def _env(settings):
-    import os
     return dict(os.environ, **settings.env)
 
 

@@ -103,19 +103,16 @@ def _triton_version(python: str) -> str:
     return f"triton {out.strip().splitlines()[-1]}" if rc == 0 and out.strip() else "triton (version unknown)"
 
 
-def _user_snippet(user, consts, python, timeout, env, normalised, reduced=None):
-    """(code, reproduces, reduced_used, output): the kernel file followed by the compile the runtime would do at the failing
-    launch (oracle/repro/snippet.py), from the file `gfxhound reduce` shrank when there is one and it still fails
-    the same way here, else from the whole file; the file as it is when no snippet fails the same way."""
-    candidates = ([(reduced, True)] if reduced else []) + [(user_module(user), False)]
-    for kernel, is_reduced in candidates:
-        code = triton_snippet(kernel, consts)
+def _first_reproducing(candidates, python, timeout, env, normalised):
+    """The first of `candidates` ((snippet, kind), best first) that fails here with this normalised message:
+    (snippet, kind, its output), or (None, None, "") when none does."""
+    for code, kind in candidates:
         with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
             (Path(tmp) / "snippet.py").write_text(code)
             rc, out, ended = run_tool([python, "snippet.py"], tmp, timeout, env)
         if rc != 0 and summarise(out, ended)["normalised"] == normalised:
-            return code, True, is_reduced, out
-    return user["source"], False, False, ""
+            return code, kind, out
+    return None, None, ""
 
 
 def _user_note(user, ran=True) -> str:
@@ -222,16 +219,17 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                         f"and scope.\n\nActual:\n```\n{_tail(out, 12)}\n```")
             ub = ""
     elif user:  # a user's kernel that fails to compile: its repro compiles the file at the launch that failed
+        # the reproducer: a person's hand-minimised snippet, else the kernel file `gfxhound reduce` shrank, else the
+        # whole file, each followed by the compile the runtime would do at the failing launch; the first that fails
+        # the same way here
         source_reduction = corpus.reduction(finding.signature, "source")
-        code, snippet_ok, reduced_used, snippet_out = _user_snippet(
-            user, consts, python, timeout, env, finding.normalised,
-            source_reduction.kernel.read_text() if source_reduction.kernel.exists() else None)
-        if minimal.exists():  # a person's hand-minimised snippet, when it fails the same way, is the reproducer
-            with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
-                (Path(tmp) / "snippet.py").write_text(minimal.read_text())
-                rc, out, ended = run_tool([python, "snippet.py"], tmp, timeout, env)
-            if rc != 0 and summarise(out, ended)["normalised"] == finding.normalised:
-                code, snippet_ok, snippet_out, by_hand = minimal.read_text(), True, out, True
+        candidates = ([(minimal.read_text(), "hand")] if minimal.exists() else []) + (
+            [(triton_snippet(source_reduction.kernel.read_text(), consts), "reduced")]
+            if source_reduction.kernel.exists() else []) + [(triton_snippet(user_module(user), consts), "file")]
+        code, kind, snippet_out = _first_reproducing(candidates, python, timeout, env, finding.normalised)
+        snippet_ok, by_hand = kind is not None, kind == "hand"
+        reduced_used = kind in ("hand", "reduced") and source_reduction.kernel.exists()
+        code = code if snippet_ok else user["source"]
         rc, out, _ = run_tool([python, repro_path.name], repro_path.parent, timeout, env)
         reproduced = {PRESENT: True, ABSENT: False}.get(outcome(rc))
         check = f"`python {REPRO_FILE}` with {env['GFXHOUND_CHECKED_WITH']} exited {rc}: {_tail(out, 3)}"
@@ -263,7 +261,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             if not by_hand:  # without options it does not need (a hand-minimised one is as its author left it)
                 code = simpler(code, python, timeout, env, finding.normalised)
             attachments["snippet.py"] = code
-            reached = reach(code, arch, python, timeout, env, finding.normalised) if reduced_used or by_hand else {}
+            reached = reach(code, arch, python, timeout, env, finding.normalised) if kind != "file" else {}
             if len(reached.get("same", [])) > 1:  # every target a reduced kernel reaches (a whole file: too slow)
                 title = title.replace(f"[AMD][{arch}]", f"[AMD][{'/'.join(reached['same'])}]" if set(
                     reached["same"]) != set(REACH_TARGETS) else "[AMD]", 1)
