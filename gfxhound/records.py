@@ -13,7 +13,7 @@ BUG_VERDICTS = ("miscompile", "ice", "runtime_fault", "timeout", "nondeterminist
 class Execution:
     spec_hash: str
     target: str
-    backend: str  # "compile" | "interpret" | "device"
+    backend: str  # "compile" | "interpret" | "device" | "emulate"
     toolchain: str  # e.g. "triton-3.9.0"
     verdict: str
     stage: str = ""

@@ -84,10 +84,10 @@ def _worker_init(root: str, env: dict, shared_cache: bool = False, log_dir: str 
 class CompilePool:
     def __init__(self, workers: int, timeout: float, env: dict | None = None, root: str | None = None,
                  max_tasks: int = 400, llc: str | None = None, shared_cache: bool = False, verbose: bool = True,
-                 warm: tuple = ("gfxhound.oracle.compile_task",)):
+                 warm: tuple = ("gfxhound.oracle.compile_task",), backend: str | None = None):
         self.llc = llc
-        self.backend = "interpret" if (env or {}).get("TRITON_INTERPRET") == "1" else (
-            "device" if shared_cache else "compile")
+        self.backend = backend or ("interpret" if (env or {}).get("TRITON_INTERPRET") == "1" else (
+            "device" if shared_cache else "compile"))
         self.root = Path(root or tempfile.mkdtemp(prefix="gfxhound-pool-"))
         (self.root / "ready").mkdir(parents=True, exist_ok=True)
         self.log_dir = None if verbose else self.root / "logs"

@@ -58,7 +58,7 @@ def _device_kind():
 
 
 def _launch_options(rendered, backend):
-    return {} if backend == "interpret" else _gpu_launch_options(rendered)
+    return {} if backend in ("interpret", "emulate") else _gpu_launch_options(rendered)
 
 
 def _run_once(spec, rendered, kernel, inputs, options, device, timings=None):

@@ -31,7 +31,7 @@ class ExecutionTest:
     pool: object  # oracle.pool.CompilePool started with the backend's environment
     caps_json: dict
     arch: str
-    backend: str  # "interpret" | "device"
+    backend: str  # "interpret" | "device" | "emulate"
     toolchain: str
     plant: str | None = None  # a planted bug (mutation testing of the reducer itself)
     device_kind: str = ""
@@ -40,6 +40,8 @@ class ExecutionTest:
         from gfxhound.fuzz.render import launch_options
         from gfxhound.oracle.run_task import run_interpret
         fn = run_interpret if self.backend == "interpret" else run_device_once
+        if self.backend == "emulate":  # compile for the AMD target, run on the CPU executor (oracle/emulate/)
+            from gfxhound.oracle.emulate_task import run_emulate as fn
         extra = {"plant": self.plant} if self.plant else {}
         if self.backend == "device":
             extra["device_kind"] = self.device_kind

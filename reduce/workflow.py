@@ -193,10 +193,14 @@ class _SpecTest:
             env = dict(settings.env)
             if self.backend == "interpret":
                 env["TRITON_INTERPRET"] = "1"
+            elif self.backend == "emulate":
+                self.device_kind = "hip"  # the reference's tolerance table: the AMD hardware's
             else:
                 self.device_kind = _device_kind()
-            self.jobs = max(1, settings.jobs) if self.backend == "interpret" else 1  # a fault must be seen alone
-            self.pool = CompilePool(self.jobs, settings.compile_timeout, env, warm=("gfxhound.oracle.run_task",))
+            on_cpu = self.backend in ("interpret", "emulate")
+            self.jobs = max(1, settings.jobs) if on_cpu else 1  # a GPU fault must be seen alone
+            self.pool = CompilePool(self.jobs, settings.compile_timeout, env, warm=("gfxhound.oracle.run_task",),
+                                    backend=self.backend)
             from .miscompile import ExecutionTest
             self._run = ExecutionTest(self.pool, caps.to_json(), self.arch, self.backend, self.toolchain,
                                       plant=settings.plant, device_kind=self.device_kind)
@@ -259,7 +263,8 @@ def reduce_spec_finding(corpus, finding, settings: Settings) -> Outcome:
     wrong_result = test.backend != "compile"
     try:
         if not test(spec):
-            where = ("machine" if test.backend == "device" else "interpreter") if wrong_result else "Triton"
+            where = {"device": "machine", "emulate": "CPU executor"}.get(test.backend, "interpreter") \
+                if wrong_result else "Triton"
             raise ReduceError(
                 f"the example of {finding.signature} does not fail the same way with this {where}; run gfxhound "
                 f"reduce where it was found ({run['toolchain']}, {run['target']})" + (

@@ -92,7 +92,8 @@ class Campaign(Probing, Recording):
         warm = {"gfxhound.oracle.compile_task", getattr(self.task_fn, "func", self.task_fn).__module__} \
             if self.task_fn else {"gfxhound.oracle.compile_task"}
         pool = CompilePool(cfg.workers, cfg.timeout, env, llc=cfg.llc, warm=tuple(sorted(warm)),
-                           shared_cache=cfg.backend == "device", verbose=cfg.verbose)
+                           shared_cache=cfg.backend == "device", verbose=cfg.verbose,
+                           backend="emulate" if cfg.backend == "emulate" else None)
         if cfg.backend == "device":
             from gfxhound.oracle.gpu_pool import GpuPool
             self.gpus = GpuPool(pool.root / "cache" / "shared", env, cfg.timeout, log_dir=pool.log_dir,

@@ -71,6 +71,9 @@ class Probing:
         if self.config.backend == "compile":
             from gfxhound.oracle.compile_task import run_compile
             return run_compile
+        if self.config.backend == "emulate":
+            from gfxhound.oracle.emulate_task import run_emulate
+            return run_emulate
         from gfxhound.oracle.run_task import prepare_device, run_interpret
         return {"interpret": run_interpret, "device": prepare_device}[self.config.backend]
 
@@ -79,6 +82,10 @@ class Probing:
             return judge_compile(outcome, "probe", arch, self.toolchain, {})
         if self.config.backend == "device":  # the probe compiled through the JIT: judge the compile
             outcome = dict(outcome, status="ok") if outcome["status"] == "ok" else outcome
+            return judge_compile(outcome, "probe", arch, self.toolchain, {})
+        if self.config.backend == "emulate":  # probing asks what compiles; what the executor models is per kernel
+            compiled_ok = outcome["status"] in ("ok", "unmodelled") or outcome.get("phase") == "run"
+            outcome = dict(outcome, status="ok") if compiled_ok else outcome
             return judge_compile(outcome, "probe", arch, self.toolchain, {})
         execution = judge_execute(outcome, "probe", arch, self.toolchain, {}, "interpret")
         if execution.verdict == "unresolved" and "undefined behaviour" not in execution.reason \

@@ -14,7 +14,7 @@ from .common import KNOWN_ARCHS, UserError, cache_dir, default_lld, need_module
 def add_fuzz(sub):
     fuzz = sub.add_parser("fuzz", help="run a fuzz campaign")
     fuzz.add_argument("--target", default="gfx942", help="comma-separated AMD archs, e.g. gfx942,gfx950")
-    fuzz.add_argument("--backend", default="compile", choices=["compile", "interpret", "device"])
+    fuzz.add_argument("--backend", default="compile", choices=["compile", "interpret", "device", "emulate"])
     from gfxhound.oracle.planted import PLANTS
     fuzz.add_argument("--plant", choices=sorted(PLANTS), default=None,
                       help="run a planted bug's kernel family instead of the generator (mutation testing of the "
@@ -132,9 +132,9 @@ def cmd_fuzz(args):
             raise UserError(f"--llc {args.llc}: no such file")
         llc = args.llc
     _need_triton()  # once, here: a worker that cannot import Triton would die without a word
-    if args.backend == "interpret":
-        need_module("numpy", "the interpreter needs numpy: pip install numpy")
-        need_module("torch", "the interpreter needs torch: pip install torch==2.13.0 (a CPU build)")
+    if args.backend in ("interpret", "emulate"):
+        need_module("numpy", f"--backend {args.backend} needs numpy: pip install numpy")
+        need_module("torch", f"--backend {args.backend} needs torch: pip install torch==2.13.0 (a CPU build)")
     elif args.backend == "device":
         targets = [_device_target()]
     collective = {}

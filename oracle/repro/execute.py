@@ -4,7 +4,8 @@ outputs with their bounds, in one script that needs only triton and torch.
 It launches in a child process (a GPU fault or a signal never escapes), on the GPU when there is one and under
 the interpreter otherwise (`--interpret` forces it), and exits 0 when every determined element is within its
 bound, 1 when the kernel is still wrong, 125 when it cannot test (no triton or torch, the kernel does not compile
-or launch here).
+or launch here). A finding of the emulate backend embeds gfxhound's executor (oracle/emulate/, as a package) and
+runs the kernel compiled for its AMD target on it, unless the machine has an AMD GPU (`--emulate`, `--gpu` choose).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ TEMPLATE = '''#!/usr/bin/env python3
 
 Run:   python repro.py               exit 0 = results correct, 1 = still wrong (or a fault once launched),
                                      125 = cannot test here
-       python repro.py --interpret   run under TRITON_INTERPRET=1 on the CPU
+       python repro.py --interpret   run under TRITON_INTERPRET=1 on the CPU{emulate_usage}
        python repro.py --show        print the child's output
 Needs: triton and torch. The expected values come from gfxhound's torch reference with per-element bounds
 (docs/tolerance.md); elements the reference cannot determine are not compared.
@@ -55,12 +56,52 @@ DATA = {data!r}
 GUARD = 256
 KERNEL = {kernel!r}
 FAULT = re.compile({fault!r})
+ARCH = {arch!r}
+# the emulate backend's findings: gfxhound's CPU executor for AMD LLVM IR (module -> source, compressed) and the
+# compile helpers (gfxhound/compat.py) that build the kernel for ARCH without a GPU; None for other findings
+EMULATOR = {emulator!r}
+COMPAT = {compat!r}
+
+
+def emulated(kernel):
+    """The kernel compiled for ARCH and wrapped to launch on the embedded executor."""
+    import base64
+    import json
+    import zlib
+    root = tempfile.mkdtemp(prefix="gfxhound-emulator-")
+    os.makedirs(os.path.join(root, "gfxhound_emulate"))
+    for name, text in json.loads(zlib.decompress(base64.b64decode(EMULATOR))).items():
+        with open(os.path.join(root, "gfxhound_emulate", name + ".py"), "w") as f:
+            f.write(text)
+    open(os.path.join(root, "gfxhound_emulate", "__init__.py"), "w").close()
+    sys.path.insert(0, root)
+    from gfxhound_emulate.launch import EmulatedKernel
+    helpers = {{"__name__": "gfxhound_compat"}}
+    exec(COMPAT, helpers)
+    compiled = helpers["compile_for_amd"](kernel, ARGS, ARCH, OPTIONS, ENV_KNOBS)
+    with helpers["environment"](ENV_KNOBS):
+        signature = helpers["specialise"](ARGS)[0]
+    positional = [a for a in ARGS if a["kind"] != "constexpr"]
+    return EmulatedKernel(compiled, ARCH, [i for i, a in enumerate(positional) if signature[a["name"]] != "constexpr"])
+
+
+def mode_of(torch):
+    """interpret, emulate or gpu: what the parent asked, else a GPU (an AMD one for an emulated finding)."""
+    asked = os.environ.get("GFXHOUND_REPRO_MODE", "")
+    if asked:
+        return asked
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return "interpret"
+    if EMULATOR is not None and not (torch.cuda.is_available() and getattr(torch.version, "hip", None)):
+        return "emulate"
+    return "gpu"
 
 
 def child():
     import importlib.util
     import torch
-    device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
+    mode = mode_of(torch)
+    device = "cuda" if mode == "gpu" else "cpu"
     data = torch.load(io.BytesIO(zlib.decompress(base64.b64decode(DATA))), weights_only=True)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "kernel.py")
@@ -70,6 +111,12 @@ def child():
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         kernel = module.kernel
+        if mode == "emulate":
+            try:
+                kernel = emulated(kernel)
+            except Exception as exc:  # noqa: BLE001 - no compile or no executor here: cannot test
+                print(f"gfxhound-cannot-test: emulation: {{type(exc).__name__}}: {{exc}}", file=sys.stderr)
+                sys.exit(EXIT_CANNOT_TEST)
         values, constexprs, buffers = [], {{}}, {{}}
         for arg in ARGS:
             name = arg["name"]
@@ -97,7 +144,18 @@ def child():
             options = {{k: v for k, v in OPTIONS.items() if k in known}}
         os.environ.update(ENV_KNOBS)
         print("gfxhound-launching", flush=True)  # what fails after this line and looks like a fault is one
-        kernel[GRID](*values, **constexprs, **options)
+        try:
+            kernel[GRID](*values, **constexprs, **options)
+        except Exception as exc:  # noqa: BLE001
+            name = type(exc).__name__
+            if mode == "emulate" and name in ("EmulatedFault", "DeviceAssertion"):
+                kind = "Memory access fault" if name == "EmulatedFault" else "device-side assert"
+                print(f"{{kind}} (emulated): {{exc}}", flush=True)
+                sys.exit(1)
+            if mode == "emulate" and name == "NotModelled":
+                print(f"gfxhound-cannot-test: the executor does not model {{exc}}", file=sys.stderr)
+                sys.exit(EXIT_CANNOT_TEST)
+            raise
         if device != "cpu":
             torch.cuda.synchronize()
     wrong = 0
@@ -147,6 +205,10 @@ def main():
     env = dict(os.environ)
     if "--interpret" in sys.argv:
         env["TRITON_INTERPRET"] = "1"
+        env["GFXHOUND_REPRO_MODE"] = "interpret"
+    for flag in ("--emulate", "--gpu"):
+        if flag in sys.argv:
+            env["GFXHOUND_REPRO_MODE"] = flag[2:]
     with tempfile.TemporaryDirectory(prefix="gfxhound-repro-") as cache:
         env["TRITON_CACHE_DIR"] = cache
         try:
@@ -212,7 +274,23 @@ def render_exec_repro(rendered, spec, inputs: dict, expected, execution: dict, t
                            options=repr(dict(rendered.options)),
                            env=repr({k: str(v) for k, v in rendered.env.items()}), args=repr(rendered.args),
                            timeout=int(timeout_s), data=data, kernel=rendered.source,
-                           fault="|".join(RUNTIME_FAULT_PATTERNS))
+                           fault="|".join(RUNTIME_FAULT_PATTERNS), **_emulation(execution))
+
+
+def _emulation(execution: dict) -> dict:
+    """The template's emulation fields: the executor and compile helpers for an emulate finding, else None."""
+    if execution.get("backend") != "emulate":
+        return {"arch": execution.get("target"), "emulator": None, "compat": None, "emulate_usage": ""}
+    import json
+
+    from gfxhound.embedded import SOURCES
+
+    from ..emulate import package_sources
+    blob = base64.b64encode(zlib.compress(json.dumps(package_sources()).encode(), 9)).decode()
+    usage = ("\n       python repro.py --emulate     run gfxhound's CPU executor on the AMD LLVM IR (the default "
+             "without an AMD GPU)\n       python repro.py --gpu         launch on this machine's GPU")
+    return {"arch": execution["target"], "emulator": blob, "compat": SOURCES["llc_text"] + "\n" + SOURCES["compat"],
+            "emulate_usage": usage}
 
 
 QUOTED = re.compile(r"\[(\d+)\] expected ([^\s,;]+)")

@@ -1,0 +1,242 @@
+"""The executor: runs a kernel's LLVM IR for every workgroup of a grid, lanes in lockstep over numpy arrays.
+
+One `Executor` runs one wave slot (wave k of a workgroup) for a batch of workgroups at once: its arrays hold
+[workgroups x wave size] lanes, so one pass over the IR serves many programs. Divergence uses a reconvergence
+stack (the immediate-post-dominator scheme of GPU simulators such as GPGPU-Sim): a branch whose lanes disagree runs
+each side under its own execution mask until the branch's immediate post-dominator, where the lanes continue
+together; a lane that returns leaves every mask. Phis take their incoming value on the edge, under the edge's mask.
+
+The waves of a workgroup are separate executors that run *one after another* between barriers, in an order that
+alternates at each barrier (waves 0..n-1, then n-1..0). Lockstep execution of all waves would hide a missing
+barrier; this schedule is a legal one for the hardware, and it turns a missing barrier between an LDS write and
+a read by another wave into a stale (0xFF-filled) read that shows in the outputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import access, intrinsics
+from .errors import NotModelled
+from .memory import EmulatedFault, LocalMemory, Memories
+from .ops import compile_op
+from .values import constant, dtype_of, lanes_of, merge
+
+BARRIER = intrinsics.BARRIER
+EXIT = None
+MAX_BLOCKS = 2_000_000  # blocks one executor may run: more is a spin-wait on another workgroup, not modelled
+
+
+class Kernel:
+    """A parsed kernel function made ready to run: every instruction a closure, post-dominators known."""
+
+    def __init__(self, module, name, arch, wave_size):
+        fn = module.functions.get(name)
+        if fn is None:
+            raise NotModelled(f"kernel {name} not found in the IR")
+        self.fn, self.module, self.arch, self.wave_size = fn, module, arch, wave_size
+        self.params = fn.params
+        self.blocks, self.phi_in = {}, {}
+        for bname, block in fn.blocks.items():
+            body = []
+            for ins in block.body[:-1]:
+                body.append((ins.res, self._compile(ins)))
+            term = block.body[-1]
+            if term.op not in ("br", "switch", "ret", "unreachable"):
+                raise NotModelled(f"terminator {term.op}")
+            cond = self.get(term.ops[0]) if term.op in ("br", "switch") and term.ops else None
+            self.blocks[bname] = (body, term, cond)
+            for phi in block.phis:
+                for pred, value in zip(phi.extra["from"], phi.ops):
+                    self.phi_in.setdefault((pred, bname), []).append((phi.res, self.get(value), phi.ty))
+        self.ipdom = _post_dominators(fn)
+
+    def _compile(self, ins):
+        if ins.op == "call":
+            return intrinsics.compile_call(ins, self.get, self)
+        if ins.op in access.COMPILERS:
+            return access.COMPILERS[ins.op](ins, self.get)
+        return compile_op(ins, self.get)
+
+    def get(self, operand):
+        """A getter `ex -> value` for an operand."""
+        kind = operand[0]
+        if kind == "%":
+            name = operand[1]
+            return lambda ex: ex.env[name]
+        value = self.constant(operand)
+        return lambda ex: value
+
+    def constant(self, operand):
+        kind = operand[0]
+        if kind == "c":
+            return constant(operand[1], operand[2])
+        if kind == "g":
+            space = self.module.globals.get(operand[1], (0, None))[0]
+            if space == 3:
+                if operand[1] != "global_smem":
+                    raise NotModelled(f"LDS global @{operand[1]}")
+                return np.array(0, np.uint32)
+            return np.array(0, np.uint64)  # a constant string (an assertion's message): never dereferenced here
+        if kind == "ce":
+            return self._constexpr(operand)
+        raise NotModelled(f"operand {operand}")
+
+    def _constexpr(self, operand):
+        _, ty, op, args = operand
+        if op == "getelementptr":
+            from .ops import gep_offsets
+            src, operands = args
+            base = self.constant(operands[0][1]).astype(np.int64)
+            steps = gep_offsets(src, [t for t, _ in operands[1:]])
+            for (kind, scale), (ity, idx) in zip(steps, operands[1:]):
+                base = base + int(constant(ity, idx[2]).astype(np.int64)) * scale
+            return base.astype(dtype_of(ty))
+        if op in ("ptrtoint", "inttoptr", "addrspacecast", "bitcast"):
+            return self.constant(args[1]).astype(dtype_of(ty))
+        raise NotModelled(f"constant expression {op}")
+
+
+def _post_dominators(fn):
+    """Immediate post-dominator of each block (EXIT where the function's end is the only one)."""
+    succ = {}
+    for name, block in fn.blocks.items():
+        term = block.body[-1]
+        succ[name] = list(dict.fromkeys(term.extra.get("targets", []))) if term.op in ("br", "switch") else []
+    names = list(fn.blocks)
+    everything = set(names) | {EXIT}
+    pdom = {n: set(everything) for n in names}
+    changed = True
+    while changed:
+        changed = False
+        for n in reversed(names):
+            inter = {EXIT} if not succ[n] else set.intersection(*(pdom[s] for s in succ[n]))
+            new = inter | {n}
+            if new != pdom[n]:
+                pdom[n], changed = new, True
+    ipdom = {}
+    for n in names:
+        strict = pdom[n] - {n}
+        ipdom[n] = next((d for d in strict if d is not EXIT and pdom[d] == strict), EXIT)
+    return ipdom
+
+
+class Executor:
+    """One wave slot of a batch of workgroups (see the module docstring)."""
+
+    def __init__(self, kernel: Kernel, slot, pids, num_warps, memories: Memories, args, grid):
+        self.kernel = kernel
+        s = kernel.wave_size
+        self.n = len(pids) * s
+        self.slot, self.num_warps, self.grid = slot, num_warps, grid
+        lane = np.tile(np.arange(s, dtype=np.uint32), len(pids))
+        self.lane = lane
+        self.tid = lane + np.uint32(slot * s)
+        self.pid = np.repeat(np.asarray(pids, np.uint32), s, axis=0)  # [n, 3]
+        self.memories = memories
+        self.env = dict(args)
+        self.exited = np.zeros(self.n, bool)
+        self.mask = np.ones(self.n, bool)
+        self.full = True
+        self.blocks_run = 0
+
+    def run(self):
+        kernel = self.kernel
+        stack = [[kernel.fn.entry, EXIT, np.ones(self.n, bool)]]
+        env = self.env
+        while stack:
+            top = stack[-1]
+            block = top[0]
+            mask = top[2] & ~self.exited
+            if block == top[1] or not mask.any():
+                stack.pop()
+                continue
+            self.mask, self.full = mask, bool(mask.all())
+            body, term, cond = kernel.blocks[block]
+            for res, fn in body:
+                out = fn(self)
+                if out is BARRIER:
+                    yield
+                    continue
+                if res is not None:
+                    env[res] = out if self.full else merge(mask, out, env.get(res))
+            self.blocks_run += 1
+            if self.blocks_run > MAX_BLOCKS:
+                raise NotModelled("a loop ran more than 2,000,000 blocks (a spin-wait on another workgroup?)")
+            if term.op not in ("br", "switch"):
+                if term.op == "unreachable":
+                    raise EmulatedFault("a lane reached `unreachable`")
+                self.exited |= mask
+                stack.pop()
+                continue
+            targets = term.extra["targets"]
+            if cond is None:
+                self._go(top, block, targets[0], mask)
+                continue
+            value = lanes_of(cond(self), self.n)
+            if term.op == "br":
+                ways = [(targets[0], mask & value), (targets[1], mask & ~value)]
+            else:
+                ways = self._switch_ways(term, value, mask)
+            ways = [(t, m) for t, m in ways if m.any()]
+            if len(ways) == 1:
+                self._go(top, block, ways[0][0], mask)
+                continue
+            join = kernel.ipdom[block]
+            for target, m in ways:
+                self._transfer(block, target, m)
+            if join == top[1]:
+                stack.pop()
+            else:
+                top[0], top[2] = join, mask
+            for target, m in reversed(ways):
+                if target != join:
+                    stack.append([target, join, m])
+
+    @staticmethod
+    def _switch_ways(term, value, mask):
+        """(target, lanes) of a switch: each case's lanes, the default's the rest; a target of several cases once."""
+        bits = term.extra["bits"]
+        ways, taken = {}, np.zeros_like(mask)
+        for case, target in zip(term.extra["cases"], term.extra["targets"][1:]):
+            hit = mask & (value == (case & ((1 << bits) - 1))) & ~taken
+            taken |= hit
+            ways[target] = ways.get(target, np.zeros_like(mask)) | hit
+        default = term.extra["targets"][0]
+        ways[default] = ways.get(default, np.zeros_like(mask)) | (mask & ~taken)
+        return list(ways.items())
+
+    def _go(self, top, block, target, mask):
+        self._transfer(block, target, mask)
+        top[0] = target
+
+    def _transfer(self, pred, target, mask):
+        incoming = self.kernel.phi_in.get((pred, target))
+        if not incoming:
+            return
+        values = [(res, get(self)) for res, get, _ in incoming]  # all read before any is written
+        full = self.full and bool(mask.all())
+        for res, value in values:
+            self.env[res] = value if full else merge(mask, value, self.env.get(res))
+
+
+def run_grid(kernel: Kernel, args: dict, grid, num_warps, lds_bytes, heap, lanes_per_executor=2048):
+    """Run every workgroup of `grid` ((x, y, z)); `args` maps parameter names to values (0-d arrays)."""
+    gx, gy, gz = grid
+    total = gx * gy * gz
+    s = kernel.wave_size
+    per = max(1, lanes_per_executor // s)
+    for start in range(0, total, per):
+        ids = np.arange(start, min(total, start + per))
+        pids = np.stack([ids % gx, (ids // gx) % gy, ids // (gx * gy)], 1)
+        lds = LocalMemory(len(ids), lds_bytes)
+        wg_of_lane = np.repeat(np.arange(len(ids)), s)
+        memories = Memories(heap, lds, wg_of_lane)
+        runs = [Executor(kernel, k, pids, num_warps, memories, args, grid).run() for k in range(num_warps)]
+        phase = 0
+        while runs:
+            for run in (runs if phase % 2 == 0 else runs[::-1]):
+                try:
+                    next(run)
+                except StopIteration:
+                    runs = [r for r in runs if r is not run]
+            phase += 1

@@ -1,0 +1,626 @@
+"""A reader for the subset of LLVM IR text that Triton's AMD backend emits (the `.llir` of a compile).
+
+Why our own reader: the LLVM IR Python bindings that exist (llvmlite) parse with their own, older LLVM, and
+Triton's IR comes from a newer one (`getelementptr nuw`, `icmp samesign`, `f0x` float literals, `splat (...)`);
+a version skew would turn every kernel into a parse error. What this reader meets and does not know, it names
+(`NotModelled`), so the kernel is `unresolved`, never misread.
+
+Types are tuples: ('i', bits), ('f', 'half'|'bfloat'|'float'|'double'), ('p', addrspace), ('v', n, elem),
+('a', n, elem), ('s', (field, ...)), ('void',), ('label',). Operands are tuples: ('%', name) a local value,
+('c', type, value) a constant (value: int, float bits as int, list for vectors, None for undef/poison/zero),
+('g', name) a global's address, ('ce', type, op, operands) a constant expression.
+"""
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, field
+
+from .errors import NotModelled
+
+_TOKEN = re.compile(r"""
+    (?P<str>c?"[^"]*")
+  | (?P<id>[%@](?:[-\w.$]+|"[^"]*"))
+  | (?P<hexf>f0x[0-9A-Fa-f]+|0x[KLMHR]?[0-9A-Fa-f]+)
+  | (?P<special>[-+](?:qnan|snan|nan|inf)(?:\(0x[0-9A-Fa-f]+\))?)
+  | (?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)
+  | (?P<word>[A-Za-z_][\w.]*)
+  | (?P<hash>\#\d+)
+  | (?P<punct>\.\.\.|[(){}\[\]<>,=*:])
+""", re.X)
+_METADATA = re.compile(r",\s*!\S+\s+!(?:\d+|\{[^}]*\})")
+_FLAGS = {"nuw", "nsw", "exact", "disjoint", "nneg", "samesign", "inbounds", "nusw", "inrange", "fast", "nnan", "ninf",
+          "nsz", "arcp", "contract", "afn", "reassoc", "tail", "musttail", "notail", "volatile", "weak"}
+_ATTRS = {"noundef", "immarg", "nonnull", "inreg", "nofree", "readnone", "readonly", "writeonly", "returned",
+          "signext", "zeroext", "noalias", "nocapture", "local_unnamed_addr", "dso_local", "fastcc", "coldcc"}
+_PARAM_ATTRS_WITH_ARG = {"align", "dereferenceable", "dereferenceable_or_null", "range", "captures", "nofpclass",
+                         "alignstack"}
+FLOAT_KINDS = ("half", "bfloat", "float", "double")
+FLOAT_BITS = {"half": 16, "bfloat": 16, "float": 32, "double": 64}
+BINARY = {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor",
+          "fadd", "fsub", "fmul", "fdiv", "frem"}
+CASTS = {"trunc", "zext", "sext", "fptrunc", "fpext", "fptoui", "fptosi", "uitofp", "sitofp", "ptrtoint",
+         "inttoptr", "bitcast", "addrspacecast"}
+
+
+@dataclass(slots=True)
+class Ins:
+    op: str
+    res: str | None
+    ty: tuple
+    ops: list
+    extra: dict = field(default_factory=dict)
+    line: int = 0
+
+
+@dataclass
+class Block:
+    name: str
+    phis: list
+    body: list          # the instructions after the phis, the terminator last
+
+
+@dataclass
+class Function:
+    name: str
+    params: list        # (type, name)
+    blocks: dict        # name -> Block, in text order
+    entry: str
+
+
+@dataclass
+class Module:
+    functions: dict
+    globals: dict       # name -> (type, addrspace, initializer bytes or None)
+
+
+def sizeof(ty) -> int:
+    kind = ty[0]
+    if kind == "i":
+        return max(1, (ty[1] + 7) // 8)
+    if kind == "f":
+        return FLOAT_BITS[ty[1]] // 8
+    if kind == "p":
+        return {3: 4, 5: 4, 8: 16, 7: 32}.get(ty[1], 8)
+    if kind == "v":
+        return ty[1] * sizeof(ty[2]) if ty[2][0] != "i" or ty[2][1] >= 8 else (ty[1] * ty[2][1] + 7) // 8
+    if kind == "a":
+        return ty[1] * sizeof(ty[2])
+    if kind == "s":
+        return sum(sizeof(t) for t in ty[1])
+    raise NotModelled(f"size of type {ty}")
+
+
+class _Line:
+    """A token cursor over one instruction's text."""
+
+    def __init__(self, text, number):
+        self.toks = [m.group(0) for m in _TOKEN.finditer(_METADATA.sub("", text))]
+        self.i, self.number, self.text = 0, number, text
+
+    def peek(self, k=0):
+        return self.toks[self.i + k] if self.i + k < len(self.toks) else ""
+
+    def next(self):
+        tok = self.peek()
+        self.i += 1
+        return tok
+
+    def eat(self, tok):
+        if self.peek() == tok:
+            self.i += 1
+            return True
+        return False
+
+    def expect(self, tok):
+        if self.next() != tok:
+            raise NotModelled(f"IR line {self.number}: expected {tok!r}: {self.text.strip()[:120]}")
+
+    def skip_flags(self):
+        while self.peek() in _FLAGS:
+            self.i += 1
+
+    def skip_attrs(self):
+        while True:
+            tok = self.peek()
+            if tok in _ATTRS:
+                self.i += 1
+            elif tok in _PARAM_ATTRS_WITH_ARG:
+                self.i += 1
+                if self.peek() == "(":
+                    self._skip_parens()
+                elif self.peek().isdigit():
+                    self.i += 1
+            elif tok.startswith("#"):
+                self.i += 1
+            else:
+                return
+
+    def _skip_parens(self):
+        depth = 0
+        while True:
+            tok = self.next()
+            depth += tok == "("
+            depth -= tok == ")"
+            if depth == 0 or tok == "":
+                return
+
+    # --- types ---------------------------------------------------------------------------------------------------
+    def type(self):
+        tok = self.next()
+        if tok.startswith("i") and tok[1:].isdigit():
+            ty = ("i", int(tok[1:]))
+        elif tok in FLOAT_KINDS:
+            ty = ("f", tok)
+        elif tok == "ptr":
+            space = 0
+            if self.eat("addrspace"):
+                self.expect("(")
+                space = int(self.next())
+                self.expect(")")
+            ty = ("p", space)
+        elif tok == "<":
+            n = int(self.next())
+            self.expect("x")
+            ty = ("v", n, self.type())
+            self.expect(">")
+        elif tok == "[":
+            n = int(self.next())
+            self.expect("x")
+            ty = ("a", n, self.type())
+            self.expect("]")
+        elif tok == "{":
+            fields = []
+            while not self.eat("}"):
+                fields.append(self.type())
+                self.eat(",")
+            ty = ("s", tuple(fields))
+        elif tok in ("void", "label", "metadata", "token"):
+            ty = (tok,)
+        else:
+            raise NotModelled(f"IR line {self.number}: type {tok!r}")
+        if self.peek() == "(":  # a function type: skip its parameter list
+            self._skip_parens()
+        return ty
+
+    # --- values --------------------------------------------------------------------------------------------------
+    def value(self, ty):
+        tok = self.next()
+        if tok.startswith("%"):
+            return ("%", tok[1:])
+        if tok.startswith("@"):
+            return ("g", tok[1:])
+        if tok in ("undef", "poison", "zeroinitializer", "null"):
+            return ("c", ty, None)
+        if tok in ("true", "false"):
+            return ("c", ty, int(tok == "true"))
+        if tok == "splat":
+            self.expect("(")
+            ety = self.type()
+            inner = self.value(ety)
+            self.expect(")")
+            return ("c", ty, [inner[2]] * ty[1])
+        if tok == "<":
+            items = []
+            while not self.eat(">"):
+                ety = self.type()
+                items.append(self.value(ety)[2])
+                self.eat(",")
+            return ("c", ty, items)
+        if tok in CASTS or tok == "getelementptr":
+            return self._constexpr(ty, tok)
+        if ty[0] == "f":
+            return ("c", ty, float_bits(tok, ty[1], self))
+        if tok.lstrip("-").isdigit():
+            return ("c", ty, int(tok))
+        raise NotModelled(f"IR line {self.number}: value {tok!r}")
+
+    def _constexpr(self, ty, op):
+        self.skip_flags()
+        self.expect("(")
+        if op == "getelementptr":
+            src = self.type()
+            self.eat(",")
+            operands = []
+            while not self.eat(")"):
+                oty = self.type()
+                operands.append((oty, self.value(oty)))
+                self.eat(",")
+            return ("ce", ty, op, (src, operands))
+        oty = self.type()
+        inner = self.value(oty)
+        self.expect("to")
+        to = self.type()
+        self.expect(")")
+        return ("ce", to, op, (oty, inner))
+
+    def typed_value(self):
+        ty = self.type()
+        self.skip_attrs()
+        return ty, self.value(ty)
+
+
+def float_bits(tok, kind, line=None) -> int:
+    """The bit pattern of a float literal of LLVM's text form, in the type's own format."""
+    bits = FLOAT_BITS[kind]
+    if tok.startswith("f0x"):
+        return int(tok[3:], 16)
+    if tok.startswith("0x"):
+        body = tok[2:]
+        if body[0] in "KLMHR":
+            if body[0] in "HR":
+                return int(body[1:], 16)
+            raise NotModelled(f"float literal {tok}")
+        value = int(body, 16)  # LLVM writes half/float constants as the double with that value
+        if kind == "double":
+            return value
+        return _from_double(struct.unpack("<d", struct.pack("<Q", value))[0], kind)
+    if tok[1:] in ("inf",) or tok[1:].startswith(("nan", "qnan", "snan")):
+        sign = tok[0] == "-"
+        exp_bits = {16: 5, 32: 8, 64: 11}[bits] if kind != "bfloat" else 8
+        mant = bits - 1 - exp_bits
+        exponent = ((1 << exp_bits) - 1) << mant
+        payload = 0
+        if "(" in tok:
+            payload = int(tok[tok.index("(") + 1:-1], 16)
+        elif "qnan" in tok or "nan" in tok:
+            payload = 1 << (mant - 1)
+        if "snan" in tok and "(" not in tok:
+            payload = 1 << (mant - 2)
+        return (sign << (bits - 1)) | exponent | payload
+    try:
+        return _from_double(float(tok), kind)
+    except ValueError:
+        raise NotModelled(f"float literal {tok}") from None
+
+
+def _from_double(value, kind):
+    import numpy as np
+    if kind == "double":
+        return struct.unpack("<Q", struct.pack("<d", value))[0]
+    if kind == "float":
+        return int(np.array(value, np.float32).view(np.uint32))
+    if kind == "half":
+        return int(np.array(value, np.float16).view(np.uint16))
+    return int(np.array(value, np.float32).view(np.uint32)) >> 16  # bfloat literals are exact
+
+
+def parse(text: str) -> Module:
+    functions, globals_ = {}, {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("@"):
+            name, rest = line.split("=", 1)
+            space = re.search(r"addrspace\((\d+)\)", rest)
+            init = re.search(r'c"((?:[^"])*)"', rest)
+            globals_[name.strip()[1:]] = (int(space.group(1)) if space else 0,
+                                          _cstring(init.group(1)) if init else None)
+        elif line.startswith("define"):
+            end = i + 1
+            while not lines[end].startswith("}"):
+                end += 1
+            fn = _function(lines, i, end)
+            functions[fn.name] = fn
+            i = end
+        i += 1
+    return Module(functions, globals_)
+
+
+def _cstring(body):
+    return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), body).encode("latin-1")
+
+
+def _function(lines, start, end) -> Function:
+    head = lines[start]
+    name = re.search(r"@([-\w.$]+)\(", head).group(1)
+    params = []
+    inside = head[head.index("(", head.index("@")) + 1:head.rindex(")")]
+    for part in _split_params(inside):
+        cursor = _Line(part, start + 1)
+        ty = cursor.type()
+        pname = [t for t in cursor.toks if t.startswith("%")]
+        params.append((ty, pname[-1][1:] if pname else None))
+    blocks, current, order = {}, None, []
+    first_label = str(len(params))  # an unnamed entry block takes the number after the parameters' %0..%n-1
+    pending = ""
+    for number in range(start + 1, end):
+        raw = lines[number]
+        text = raw.split(";", 1)[0].rstrip() if ";" in raw and '"' not in raw else raw.rstrip()
+        if pending or text.lstrip().startswith("switch"):  # a switch spans lines up to its closing ']'
+            pending += " " + text
+            if "]" not in text:
+                continue
+            text, pending = pending, ""
+        if not text.strip():
+            continue
+        label = re.match(r"^([-\w.$]+):", text)
+        if label:
+            current = Block(label.group(1), [], [])
+            blocks[current.name] = current
+            order.append(current.name)
+            continue
+        if current is None:
+            current = Block(first_label, [], [])
+            blocks[current.name] = current
+            order.append(current.name)
+        ins = _instruction(text, number + 1)
+        (current.phis if ins.op == "phi" else current.body).append(ins)
+    return Function(name, params, blocks, order[0])
+
+
+def _split_params(text):
+    depth, part, parts = 0, "", []
+    for ch in text:
+        depth += ch in "(<[{"
+        depth -= ch in ")>]}"
+        if ch == "," and depth == 0:
+            parts.append(part)
+            part = ""
+        else:
+            part += ch
+    if part.strip():
+        parts.append(part)
+    return parts
+
+
+def _instruction(text, number) -> Ins:
+    line = _Line(text, number)
+    res = None
+    if line.peek().startswith("%") and line.peek(1) == "=":
+        res = line.next()[1:]
+        line.next()
+    line.skip_flags()
+    op = line.next()
+    ins = _PARSERS.get(op)
+    if ins is None:
+        raise NotModelled(f"instruction {op!r}")
+    out = ins(line, op, res)
+    out.line = number
+    return out
+
+
+def _binary(line, op, res):
+    line.skip_flags()
+    ty = line.type()
+    a = line.value(ty)
+    line.expect(",")
+    return Ins(op, res, ty, [a, line.value(ty)])
+
+
+def _fneg(line, op, res):
+    line.skip_flags()
+    ty = line.type()
+    return Ins(op, res, ty, [line.value(ty)])
+
+
+def _cmp(line, op, res):
+    line.skip_flags()
+    pred = line.next()
+    ty = line.type()
+    a = line.value(ty)
+    line.expect(",")
+    rty = ("v", ty[1], ("i", 1)) if ty[0] == "v" else ("i", 1)
+    return Ins(op, res, rty, [a, line.value(ty)], {"pred": pred, "opty": ty})
+
+
+def _select(line, op, res):
+    line.skip_flags()
+    cty, c = line.typed_value()
+    line.expect(",")
+    ty, a = line.typed_value()
+    line.expect(",")
+    _, b = line.typed_value()
+    return Ins(op, res, ty, [c, a, b])
+
+
+def _cast(line, op, res):
+    line.skip_flags()
+    fty, v = line.typed_value()
+    line.expect("to")
+    return Ins(op, res, line.type(), [v], {"from": fty})
+
+
+def _phi(line, op, res):
+    line.skip_flags()
+    ty = line.type()
+    incoming = []
+    while line.eat("["):
+        v = line.value(ty)
+        line.expect(",")
+        incoming.append((line.next()[1:], v))
+        line.expect("]")
+        line.eat(",")
+    return Ins(op, res, ty, [v for _, v in incoming], {"from": [b for b, _ in incoming]})
+
+
+def _br(line, op, res):
+    if line.eat("label"):
+        return Ins(op, res, ("void",), [], {"targets": [line.next()[1:]]})
+    cty, c = line.typed_value()
+    line.expect(",")
+    line.expect("label")
+    t = line.next()[1:]
+    line.expect(",")
+    line.expect("label")
+    return Ins(op, res, ("void",), [c], {"targets": [t, line.next()[1:]]})
+
+
+def _switch(line, op, res):
+    ty, value = line.typed_value()
+    line.expect(",")
+    line.expect("label")
+    default = line.next()[1:]
+    line.expect("[")
+    cases = []
+    while not line.eat("]"):
+        cty = line.type()
+        constant = line.value(cty)
+        line.expect(",")
+        line.expect("label")
+        cases.append((constant[2], line.next()[1:]))
+    return Ins(op, res, ("void",), [value], {"targets": [default] + [t for _, t in cases],
+                                            "cases": [c for c, _ in cases], "bits": ty[1]})
+
+
+def _ret(line, op, res):
+    return Ins(op, res, ("void",), [])
+
+
+def _unreachable(line, op, res):
+    return Ins(op, res, ("void",), [])
+
+
+def _ordering(line):
+    extra = {}
+    if line.eat("syncscope"):
+        line.expect("(")
+        extra["scope"] = line.next().strip('"')
+        line.expect(")")
+    while line.peek() in ("unordered", "monotonic", "acquire", "release", "acq_rel", "seq_cst"):
+        extra.setdefault("order", []).append(line.next())
+    return extra
+
+
+def _load(line, op, res):
+    atomic = line.eat("atomic")
+    line.skip_flags()
+    ty = line.type()
+    line.expect(",")
+    pty, p = line.typed_value()
+    extra = {"space": pty[1], "atomic": atomic, **_ordering(line)}
+    return Ins(op, res, ty, [p], extra)
+
+
+def _store(line, op, res):
+    atomic = line.eat("atomic")
+    line.skip_flags()
+    ty, v = line.typed_value()
+    line.expect(",")
+    pty, p = line.typed_value()
+    return Ins(op, res, ("void",), [v, p], {"space": pty[1], "vty": ty, "atomic": atomic, **_ordering(line)})
+
+
+def _gep(line, op, res):
+    line.skip_flags()
+    src = line.type()
+    line.expect(",")
+    pty, base = line.typed_value()
+    indices = []
+    while line.eat(","):
+        if line.peek() == "align":
+            break
+        line.skip_flags()
+        ity, idx = line.typed_value()
+        indices.append((ity, idx))
+    return Ins(op, res, pty, [base] + [v for _, v in indices], {"src": src, "itys": [t for t, _ in indices]})
+
+
+def _extractelement(line, op, res):
+    vty, v = line.typed_value()
+    line.expect(",")
+    ity, idx = line.typed_value()
+    return Ins(op, res, vty[2], [v, idx])
+
+
+def _insertelement(line, op, res):
+    vty, v = line.typed_value()
+    line.expect(",")
+    _, e = line.typed_value()
+    line.expect(",")
+    _, idx = line.typed_value()
+    return Ins(op, res, vty, [v, e, idx])
+
+
+def _shufflevector(line, op, res):
+    vty, a = line.typed_value()
+    line.expect(",")
+    _, b = line.typed_value()
+    line.expect(",")
+    mty, mask = line.typed_value()
+    n = mty[1]
+    items = mask[2] if mask[2] is not None else [0] * n
+    return Ins(op, res, ("v", n, vty[2]), [a, b], {"mask": [(-1 if m is None else m) for m in items], "n": vty[1]})
+
+
+def _extractvalue(line, op, res):
+    aty, v = line.typed_value()
+    idx = []
+    while line.eat(","):
+        idx.append(int(line.next()))
+    ty = aty
+    for k in idx:
+        ty = ty[1][k] if ty[0] == "s" else ty[2]
+    return Ins(op, res, ty, [v], {"idx": idx, "aty": aty})
+
+
+def _insertvalue(line, op, res):
+    aty, v = line.typed_value()
+    line.expect(",")
+    _, e = line.typed_value()
+    idx = []
+    while line.eat(","):
+        idx.append(int(line.next()))
+    return Ins(op, res, aty, [v, e], {"idx": idx})
+
+
+def _call(line, op, res):
+    line.skip_flags()
+    while line.peek() in ("fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc"):
+        line.next()
+    line.skip_attrs()
+    ty = line.type()
+    callee = line.next()
+    if callee == "asm":  # inline assembly: its text is the callee (the executor knows a few, e.g. s_trap)
+        while line.peek() in ("sideeffect", "alignstack", "inteldialect", "unwind"):
+            line.next()
+        callee = "asm:" + line.next().strip('"')
+        line.expect(",")
+        line.next()  # the constraint string
+    elif not callee.startswith("@"):
+        raise NotModelled(f"indirect call at IR line {line.number}")
+    line.expect("(")
+    args, tys = [], []
+    while not line.eat(")"):
+        aty, v = line.typed_value()
+        args.append(v)
+        tys.append(aty)
+        line.eat(",")
+    return Ins(op, res, ty, args, {"callee": callee if callee.startswith("asm:") else callee[1:], "tys": tys})
+
+
+def _atomicrmw(line, op, res):
+    line.skip_flags()
+    kind = line.next()
+    pty, p = line.typed_value()
+    line.expect(",")
+    ty, v = line.typed_value()
+    return Ins(op, res, ty, [p, v], {"kind": kind, "space": pty[1], **_ordering(line)})
+
+
+def _cmpxchg(line, op, res):
+    line.skip_flags()
+    pty, p = line.typed_value()
+    line.expect(",")
+    ty, cmp = line.typed_value()
+    line.expect(",")
+    _, new = line.typed_value()
+    return Ins(op, res, ("s", (ty, ("i", 1))), [p, cmp, new], {"space": pty[1], "vty": ty, **_ordering(line)})
+
+
+def _fence(line, op, res):
+    return Ins(op, res, ("void",), [], _ordering(line))
+
+
+def _freeze(line, op, res):
+    ty, v = line.typed_value()
+    return Ins(op, res, ty, [v])
+
+
+_PARSERS = {**{op: _binary for op in BINARY}, **{op: _cast for op in CASTS},
+            "fneg": _fneg, "icmp": _cmp, "fcmp": _cmp, "select": _select, "phi": _phi, "br": _br, "switch": _switch, "ret": _ret,
+            "unreachable": _unreachable, "load": _load, "store": _store, "getelementptr": _gep,
+            "extractelement": _extractelement, "insertelement": _insertelement, "shufflevector": _shufflevector,
+            "extractvalue": _extractvalue, "insertvalue": _insertvalue, "call": _call, "atomicrmw": _atomicrmw,
+            "cmpxchg": _cmpxchg, "fence": _fence, "freeze": _freeze}

@@ -1,0 +1,99 @@
+"""What a worker of an `--backend emulate` campaign runs: the reference, the compile for the AMD target, the CPU
+executor over the compiled kernel's LLVM IR (oracle/emulate/), the comparison.
+
+The compile is the compile backend's: a crash here is an ICE as ever. The run is the device backend's `_execute`
+with the executor standing in for the GPU, so buffers, canaries, inputs and the comparison are the same code. What
+the executor does not model makes the kernel `unresolved` with the construct named ("emulation cannot judge: ..."),
+never a finding.
+"""
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from pathlib import Path
+
+from gfxhound import compat
+
+from .compile_task import _Fd2Redirect, load_kernel
+from .emulate.errors import NotModelled
+from .emulate.intrinsics import DeviceAssertion
+from .emulate.memory import EmulatedFault
+from .evaluate import UndefinedBehaviour
+from .run_task import _execute, _setup, reference
+
+STATUS_UNMODELLED = "unmodelled"
+
+
+def emulated_kernel(rendered, arch, compiled, every_argument=False):
+    """The executor's launch object for a compiled kernel, given the rendered launch's arguments. The launch passes
+    its non-constexpr arguments positionally (generated kernels), or `every_argument` in order (a kernel file's
+    launch: oracle/user_task.py)."""
+    from .emulate.launch import EmulatedKernel
+    with compat.environment(rendered.env):
+        signature, _constexprs, _attrs = compat.specialise(rendered.args)
+    passed = rendered.args if every_argument else [a for a in rendered.args if a["kind"] != "constexpr"]
+    keep = [i for i, a in enumerate(passed) if signature[a["name"]] != "constexpr"]
+    return EmulatedKernel(compiled, arch, keep)
+
+
+def run_emulate(task: dict) -> dict:
+    task_dir = Path(task["task_dir"])
+    try:
+        spec, caps, rendered = _setup(task, ir_stage=True)
+        if spec.family == "collectives":  # ranks spin on each other's flags: the lockstep executor would deadlock
+            return {"status": STATUS_UNMODELLED, "text": "multi-rank collectives are not emulated",
+                    "features": rendered.features.to_json()}
+        kernel = load_kernel(rendered.source, task_dir / "kernel.py", rendered.kernel_name)
+        if spec.family == "user":
+            return _run_user(task, spec, rendered, kernel)
+        try:
+            expected = reference(spec, caps, "device", "hip")
+        except UndefinedBehaviour as exc:
+            return {"status": "ub", "text": str(exc), "features": rendered.features.to_json()}
+    except Exception:  # noqa: BLE001 - a harness failure must never look like a compiler bug
+        return {"status": "harness", "text": traceback.format_exc()}
+    result = _compile_and_run(task, spec, rendered, kernel, expected)
+    result["features"] = rendered.features.to_json()
+    return result
+
+
+def _run_user(task, spec, rendered, kernel):
+    """A kernel file's launch (a user's kernel or a kernel template): its own reference, its own comparison."""
+    from .user_data import UserReferenceError
+    from .user_task import _expected, execute
+    try:
+        expected = _expected(kernel, spec)
+    except UserReferenceError as exc:
+        return {"status": "harness", "text": f"reference: {exc}", "features": rendered.features.to_json()}
+    result = _compile_and_run(task, spec, rendered, kernel, expected,
+                              run=lambda emulated: execute(dict(task, reruns=0), spec, rendered, emulated, expected,
+                                                           "cpu"), every_argument=True)
+    result["features"] = rendered.features.to_json()
+    return result
+
+
+def _compile_and_run(task, spec, rendered, kernel, expected, run=None, every_argument=False):
+    start = time.perf_counter()
+    with _Fd2Redirect(task["stderr_path"], stdout=True):
+        try:
+            compiled = compat.compile_for_amd(kernel, rendered.args, task["arch"], rendered.options, rendered.env)
+        except BaseException:  # noqa: BLE001 - every compiler failure is data
+            os.write(2, traceback.format_exc().encode(errors="replace"))
+            return {"status": "exception", "phase": "compile", "duration": time.perf_counter() - start}
+        compile_s = time.perf_counter() - start
+        try:
+            emulated = emulated_kernel(rendered, task["arch"], compiled, every_argument)
+            result = run(emulated) if run else _execute(dict(task, reruns=0), spec, rendered, emulated, expected, "cpu")
+        except NotModelled as exc:
+            return {"status": STATUS_UNMODELLED, "text": str(exc), "duration": time.perf_counter() - start,
+                    "compile_s": compile_s}
+        except (EmulatedFault, DeviceAssertion) as exc:
+            kind = "Memory access fault" if isinstance(exc, EmulatedFault) else "device-side assert"
+            text = f"{kind} (emulated): {exc}"
+            os.write(2, (traceback.format_exc() + text + "\n").encode(errors="replace"))
+            return {"status": "exception", "phase": "run", "text": text, "duration": time.perf_counter() - start,
+                    "compile_s": compile_s}
+    result["compile_s"] = compile_s
+    result["emulate_s"] = emulated.last_run_s + emulated.prepare_s
+    return result
