@@ -18,7 +18,7 @@ from gfxhound import compat
 from .compile_task import _Fd2Redirect, load_kernel
 from .emulate.errors import NotModelled
 from .emulate.intrinsics import DeviceAssertion
-from .emulate.memory import EmulatedFault
+from .emulate.memory import EmulatedFault, EmulatedRace
 from .evaluate import UndefinedBehaviour
 from .run_task import _execute, _setup, reference
 
@@ -82,18 +82,31 @@ def _compile_and_run(task, spec, rendered, kernel, expected, run=None, every_arg
             os.write(2, traceback.format_exc().encode(errors="replace"))
             return {"status": "exception", "phase": "compile", "duration": time.perf_counter() - start}
         compile_s = time.perf_counter() - start
+        mutation = task.get("mutation")  # a planted lowering bug (oracle/emulate/mutations.py): edit the IR
+        if mutation:
+            from .emulate.mutations import MUTATIONS
+            text = compiled.asm["llir"]
+            if not MUTATIONS[mutation].applies(text):
+                return {"status": STATUS_UNMODELLED, "text": f"mutation {mutation} does not apply",
+                        "compile_s": compile_s, "mutation_applied": False}
+            compiled.asm["llir"] = MUTATIONS[mutation].edit(text)
         try:
             emulated = emulated_kernel(rendered, task["arch"], compiled, every_argument)
             result = run(emulated) if run else _execute(dict(task, reruns=0), spec, rendered, emulated, expected, "cpu")
         except NotModelled as exc:
             return {"status": STATUS_UNMODELLED, "text": str(exc), "duration": time.perf_counter() - start,
                     "compile_s": compile_s}
-        except (EmulatedFault, DeviceAssertion) as exc:
-            kind = "Memory access fault" if isinstance(exc, EmulatedFault) else "device-side assert"
+        except (EmulatedFault, EmulatedRace, DeviceAssertion) as exc:
+            kind = {EmulatedFault: "Memory access fault", EmulatedRace: "LDS race"}.get(type(exc), "device-side assert")
             text = f"{kind} (emulated): {exc}"
-            os.write(2, (traceback.format_exc() + text + "\n").encode(errors="replace"))
+            # the traceback's last line carries the kind, so the signature (gfxhound/signature.py) keys on it
+            lines = traceback.format_exc().rstrip().splitlines()
+            lines[-1] = f"EmulationError: {text}"  # a type the signature parser reads (signature._TRACEBACK_EXC)
+            os.write(2, ("\n".join(lines) + "\n").encode(errors="replace"))
             return {"status": "exception", "phase": "run", "text": text, "duration": time.perf_counter() - start,
                     "compile_s": compile_s}
     result["compile_s"] = compile_s
     result["emulate_s"] = emulated.last_run_s + emulated.prepare_s
+    if mutation:
+        result["mutation_applied"] = True
     return result

@@ -99,7 +99,7 @@ def _collective(outcome, base, target, ops, fallback):
 
 RUNTIME_FAULT_PATTERNS = (r"illegal memory access", r"unspecified launch failure", r"misaligned address",
                           r"hipError", r"HSA_STATUS_ERROR", r"an illegal instruction", r"CUDA error",
-                          r"device-side assert", r"Memory access fault")
+                          r"device-side assert", r"Memory access fault", r"LDS race \(emulated\)")
 
 
 def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, options: dict, backend: str,

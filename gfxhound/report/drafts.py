@@ -159,6 +159,21 @@ def _how_reduced(reduced, user=None, source_record=None) -> str:
     return NOT_REDUCED
 
 
+def _by_hand_wrong_result(minimal, title, summary, ub):
+    """Title and summary of a wrong result whose reproducer is a hand-minimised script, from the script's docstring:
+    its first line ("Hand-minimised repro: <what it shows>") is the title, its next paragraph (what to expect and
+    what happens instead) the summary. No generator boilerplate about undefined behaviour: the kernel is a person's,
+    short enough to read."""
+    doc = ast.get_docstring(ast.parse(minimal.read_text())) or ""
+    paragraphs = [p.replace("\n", " ").strip() for p in doc.split("\n\n") if p.strip()]
+    if not paragraphs:
+        return title, summary, ub
+    shows = re.sub(r"^Hand-minimised repro(?: of [^:]+)?:\s*", "", paragraphs[0]).rstrip(".")
+    if not shows or len(paragraphs) < 2:
+        return title, summary, ub
+    return f"[AMD] {shows[0].upper() + shows[1:] if shows[0].isalpha() else shows}", paragraphs[1], ""
+
+
 def _triton(corpus, finding, python, timeout, env) -> Draft:
     examples = corpus.examples(finding.signature)
     reduced = corpus.reduction(finding.signature, "spec")
@@ -191,6 +206,12 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             title = f"[interpreter] {what} in {user['fn']}: {headline(finding.message)}"
         summary = (f"A kernel compiled for `{arch}` gives a {what} when it runs: {finding.message}. The reference "
                    f"is PyTorch on the CPU.")
+        if examples[0].run.get("backend") == "emulate":  # run by gfxhound's CPU executor, not on AMD hardware
+            summary = (f"A kernel compiled for `{arch}` gives a {what}: {finding.message}. Its LLVM IR was run by "
+                       "gfxhound's CPU executor for AMD LLVM IR (no AMD GPU was used; `repro.py` embeds the executor "
+                       "and launches on an AMD GPU instead when there is one); the reference is PyTorch on the CPU. "
+                       "The error is in Triton's lowering or before it: the executor runs the IR Triton hands to "
+                       "LLVM's AMDGPU backend.")
         command = (f"python {check_script.name}" + (" --interpret" if len(argv) > 2 else "")
                    + "   # exit 1 = the bug is present, 0 = absent, 125 = cannot test here")
         wanted = "the kernel runs" + ("" if what == "runtime fault" else " and returns the reference's values")
@@ -207,6 +228,11 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                             "interpreter's, so check the kernel before filing.")
             command = f"python {check_script.name}   # exit 1 = the bug is present, 0 = absent, 125 = cannot test here"
             ub = f"\n## The kernel\n{_user_note(user)}\n"
+        if minimal.exists() and not user:  # a person's minimised script: its docstring says what it shows
+            title, summary, ub = _by_hand_wrong_result(minimal, title, summary, ub)
+            attachments = {}  # the script is the report; the fuzzer's harness repro would only be noise
+            expected = f"Actual (`python {check_script.name}`):\n```\n{_tail(out, 12)}\n```"
+            by_hand = True
         if finding.stage == MEMORY_MODEL_STAGE:  # found in the compiled code by oracle/memory_model.py, not run
             title = f"[AMD][{arch}] memory-model violation: {headline(finding.message)}"
             summary = (f"Compiling the kernel below for `{arch}` gives AMDGCN whose code sequence around an atomic "
@@ -329,8 +355,14 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
               finding.verdict in ("ice", "timeout") else []),
             "Not yet checked on Triton's main branch", *related(corpus, finding)]), "",
         "## How this was found",
-        f"Found by gfxhound, a fuzzer of Triton's AMD backend. {_how_reduced(reduced, user, source_record)} "
-        + ("The reproducer above was then minimised by hand. " if by_hand else "") +
+        f"Found by gfxhound, a fuzzer of Triton's AMD backend"
+        + (", running the kernel's LLVM IR on its CPU executor for AMD LLVM IR (no AMD GPU). "
+           if examples[0].run.get("backend") == "emulate" else ". ")
+        + (f"{_how_reduced(reduced, user, source_record)} " if not (by_hand and _how_reduced(
+            reduced, user, source_record) == NOT_REDUCED) else "")
+        + (("The reproducer above was then minimised by hand. " if _how_reduced(reduced, user, source_record)
+            != NOT_REDUCED else "The reproducer above was minimised by hand from the fuzzer's kernel. ")
+           if by_hand else "") +
         f"Signature `{finding.signature}`."])
     return Draft(TRITON, title, body, reproduced, check, attachments)
 

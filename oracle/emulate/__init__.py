@@ -7,12 +7,13 @@ The package imports only numpy (and torch in launch): a repro embeds it whole (`
 """
 from __future__ import annotations
 
-MODULES = ("errors", "ir", "values", "memory", "ops", "access", "lanes", "convert", "matrix", "llvm_math",
-           "cvt_calls", "intrinsics", "core", "launch", "mutations")
 
 
 def package_sources() -> dict:
-    """module name -> source, for a standalone script to write out as a package and import."""
+    """module name -> source of every module of this package, for a standalone script to write out as a package
+    and import."""
     import importlib
     import inspect
-    return {name: inspect.getsource(importlib.import_module(f"{__name__}.{name}")) for name in MODULES}
+    import pkgutil
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__))
+    return {name: inspect.getsource(importlib.import_module(f"{__name__}.{name}")) for name in names}

@@ -43,6 +43,7 @@ def _load(ins, get):
     def run(ex):
         lanes = np.flatnonzero(ex.mask)
         addr = lanes_of(gp(ex), ex.n)[lanes]
+        ex.memories.line = ins.line
         return from_bytes(ex.memories.load(space, addr, nbytes, lanes), ex.n, lanes, ty)
     return run
 
@@ -53,6 +54,7 @@ def _store(ins, get):
     def run(ex):
         lanes = np.flatnonzero(ex.mask)
         addr = lanes_of(gp(ex), ex.n)[lanes]
+        ex.memories.line = ins.line
         ex.memories.store(space, addr, to_bytes(gv(ex), lanes, ex.n, ty), lanes)
     return run
 
@@ -164,7 +166,7 @@ def buffer_store(ex, value, rsrc, voffset, soffset, ty):
 def buffer_atomic(ex, kind, value, rsrc, voffset, soffset, ty, compare=None):
     nbytes = sizeof(ty)
     lanes, address, ok = buffer_lanes(ex, rsrc, voffset, soffset, nbytes)
-    out = np.zeros(ex.n, dtype_of(ty))
+    out = np.zeros((ex.n,) + ((ty[1],) if ty[0] == "v" else ()), dtype_of(ty))  # a packed <2 x half> atomic too
     if not ok.any():
         return out
     hit = lanes[ok]

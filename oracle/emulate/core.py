@@ -17,11 +17,16 @@ import numpy as np
 
 from . import access, intrinsics
 from .errors import NotModelled
-from .memory import EmulatedFault, LocalMemory, Memories
+from .intrinsics import DeviceAssertion
+from .memory import EmulatedFault, EmulatedRace, LocalMemory, Memories
 from .ops import compile_op
 from .values import constant, dtype_of, lanes_of, merge
 
 BARRIER = intrinsics.BARRIER
+
+
+class ExecutorError(Exception):
+    """The executor itself failed on an instruction (a bug of ours): the kernel is unresolved, the line named."""
 EXIT = None
 MAX_BLOCKS = 2_000_000  # blocks one executor may run: more is a spin-wait on another workgroup, not modelled
 
@@ -39,7 +44,7 @@ class Kernel:
         for bname, block in fn.blocks.items():
             body = []
             for ins in block.body[:-1]:
-                body.append((ins.res, self._compile(ins)))
+                body.append((ins.res, self._compile(ins), ins))
             term = block.body[-1]
             if term.op not in ("br", "switch", "ret", "unreachable"):
                 raise NotModelled(f"terminator {term.op}")
@@ -152,8 +157,14 @@ class Executor:
                 continue
             self.mask, self.full = mask, bool(mask.all())
             body, term, cond = kernel.blocks[block]
-            for res, fn in body:
-                out = fn(self)
+            for res, fn, ins in body:
+                try:
+                    out = fn(self)
+                except (NotModelled, EmulatedFault, EmulatedRace, DeviceAssertion):
+                    raise
+                except Exception as exc:  # an executor bug: say where, so it can be fixed (never a finding)
+                    raise ExecutorError(f"IR line {ins.line} ({ins.op} {ins.extra.get('callee', '')}): "
+                                        f"{type(exc).__name__}: {exc}") from exc
                 if out is BARRIER:
                     yield
                     continue
@@ -219,8 +230,14 @@ class Executor:
             self.env[res] = value if full else merge(mask, value, self.env.get(res))
 
 
-def run_grid(kernel: Kernel, args: dict, grid, num_warps, lds_bytes, heap, lanes_per_executor=2048):
-    """Run every workgroup of `grid` ((x, y, z)); `args` maps parameter names to values (0-d arrays)."""
+SCHEDULES = ("alternate", "forward", "reverse")
+
+
+def run_grid(kernel: Kernel, args: dict, grid, num_warps, lds_bytes, heap, lanes_per_executor=2048,
+             schedule="alternate"):
+    """Run every workgroup of `grid` ((x, y, z)); `args` maps parameter names to values (0-d arrays). `schedule`:
+    the order the waves take between barriers (alternating, or always the same way: a kernel whose outputs change
+    with it has a race between its waves)."""
     gx, gy, gz = grid
     total = gx * gy * gz
     s = kernel.wave_size
@@ -231,12 +248,16 @@ def run_grid(kernel: Kernel, args: dict, grid, num_warps, lds_bytes, heap, lanes
         lds = LocalMemory(len(ids), lds_bytes)
         wg_of_lane = np.repeat(np.arange(len(ids)), s)
         memories = Memories(heap, lds, wg_of_lane)
-        runs = [Executor(kernel, k, pids, num_warps, memories, args, grid).run() for k in range(num_warps)]
+        runs = [(k, Executor(kernel, k, pids, num_warps, memories, args, grid).run()) for k in range(num_warps)]
+        intervals = [0] * num_warps  # barriers each wave slot has passed: its k-th interval meets the others' k-th
         phase = 0
         while runs:
-            for run in (runs if phase % 2 == 0 else runs[::-1]):
+            backward = schedule == "reverse" or schedule == "alternate" and phase % 2 == 1
+            for slot, run in (runs[::-1] if backward else runs):
+                memories.wave = (slot, intervals[slot])
                 try:
                     next(run)
+                    intervals[slot] += 1
                 except StopIteration:
-                    runs = [r for r in runs if r is not run]
+                    runs = [r for r in runs if r[1] is not run]
             phase += 1

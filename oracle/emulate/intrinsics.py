@@ -175,6 +175,20 @@ def _bpermute(ins, args, kernel, forward=False):
     return run
 
 
+def _swizzle(ins, args, kernel):
+    from . import lanes as L
+    if ins.ops[1][0] != "c":
+        raise NotModelled("ds.swizzle with a non-constant pattern")
+    pattern = int(ins.ops[1][2])
+    dt = dtype_of(ins.ty)
+
+    def run(ex):
+        src = _waves(ex, np.ascontiguousarray(lanes_of(args[0](ex), ex.n)).view(np.uint32) if np.dtype(dt).itemsize
+                     == 4 else args[0](ex))
+        return np.ascontiguousarray(L.ds_swizzle(src, pattern, _active(ex))).reshape(ex.n).view(dt)
+    return run
+
+
 def _update_dpp(ins, args, kernel):
     from . import lanes as L
     consts = [ins.ops[k] for k in (2, 3, 4, 5)]
@@ -303,12 +317,9 @@ def _cvt(fn_name):
     def compile_(ins, args, kernel):
         from . import cvt_calls as convert
         fn = getattr(convert, fn_name)
-        consts = [o[2] if o[0] == "c" else None for o in ins.ops]
-
-        def run(ex):
-            values = [lanes_of(g(ex), ex.n) if c is None else c for g, c in zip(args, consts)]
-            return fn(ex, kernel.arch, *values)
-        return run
+        # every operand as its typed value (a float constant is its value, not its bit pattern); selectors are
+        # read back as ints by cvt_calls
+        return lambda ex: fn(ex, kernel.arch, *[lanes_of(g(ex), ex.n) for g in args])
     return compile_
 
 
@@ -354,7 +365,7 @@ AMDGPU = {
     "llvm.amdgcn.readfirstlane": _readfirstlane, "llvm.amdgcn.readlane": _readlane, "llvm.amdgcn.ballot": _ballot,
     "llvm.amdgcn.fdot2": _fdot2, "llvm.amdgcn.sdot4": _sdot4,
     "llvm.amdgcn.mbcnt.lo": _mbcnt(False), "llvm.amdgcn.mbcnt.hi": _mbcnt(True),
-    "llvm.amdgcn.ds.bpermute": _bpermute,
+    "llvm.amdgcn.ds.bpermute": _bpermute, "llvm.amdgcn.ds.swizzle": _swizzle,
     "llvm.amdgcn.ds.permute": lambda ins, args, kernel: _bpermute(ins, args, kernel, forward=True), "llvm.amdgcn.update.dpp": _update_dpp,
     "llvm.amdgcn.perm": _perm, "llvm.amdgcn.s.setreg": _setreg,
     "llvm.amdgcn.make.buffer.rsrc": _make_rsrc,

@@ -392,3 +392,19 @@ def permlane16_swap(a, b, fi, bound_ctrl, active):
         raise NotModelled(f"permlane16.swap with wave size {s}")
     lo = np.concatenate([np.arange(p, p + ROW) for p in range(0, s, 2 * ROW)])
     return _swap(a, b, active, (lo, lo + ROW))
+
+
+def ds_swizzle(src, offset, active):
+    """llvm.amdgcn.ds.swizzle (GFX9 ds_swizzle_b32): offset[15] set is quad-permute mode (lane (n & ~3) + the 2-bit
+    selector offset[2k+1:2k] for k = n % 4); clear is bit-mask mode within each group of 32 lanes, the source lane
+    ((n & and_mask) | or_mask) ^ xor_mask with and/or/xor masks in offset[4:0], [9:5], [14:10] [CDNA3 ISA,
+    DS_SWIZZLE_B32]. A disabled source lane reads 0, as for ds_bpermute."""
+    src, active = np.asarray(src), np.asarray(active, bool)
+    lanes = np.arange(src.shape[1])
+    if offset & 0x8000:
+        source = (lanes & ~3) + ((offset >> (2 * (lanes % 4))) & 3)
+    else:
+        and_mask, or_mask, xor_mask = offset & 0x1F, (offset >> 5) & 0x1F, (offset >> 10) & 0x1F
+        source = (lanes & ~0x1F) | ((((lanes & 0x1F) & and_mask) | or_mask) ^ xor_mask)
+    out = src[:, source]
+    return np.where(active[:, source], out, np.zeros((), src.dtype))

@@ -43,6 +43,7 @@ class EmulatedKernel:
         self.kernel = core.Kernel(module, md.name, arch, self.warp_size)
         self.prepare_s = time.perf_counter() - started
         self.lanes = lanes_per_executor
+        self.schedule = "alternate"  # core.SCHEDULES
         self.last_run_s = 0.0
 
     def _implicit_args(self, grid):
@@ -76,7 +77,7 @@ class EmulatedKernel:
         if len(extra) > 2:
             raise NotModelled(f"{len(extra)} parameters beyond the launch's arguments")
         heap.seal()
-        core.run_grid(self.kernel, args, grid, self.num_warps, self.shared, heap, self.lanes)
+        core.run_grid(self.kernel, args, grid, self.num_warps, self.shared, heap, self.lanes, self.schedule)
         for raw, address in mapped:
             raw[:] = heap.read_back(address, raw.size)
         self.last_run_s = time.perf_counter() - started

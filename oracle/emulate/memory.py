@@ -21,6 +21,11 @@ class EmulatedFault(Exception):
     """A memory access the hardware would fault on (or an LDS access past the kernel's allocation)."""
 
 
+class EmulatedRace(Exception):
+    """Two waves of a workgroup touch the same LDS bytes between the same two barriers, one of them writing: the
+    result depends on the waves' timing (a missing or misplaced barrier)."""
+
+
 class GlobalMemory:
     def __init__(self):
         self.starts, self.ends, self.chunks = [], [], []
@@ -58,11 +63,17 @@ class GlobalMemory:
 
 
 class LocalMemory:
-    """The LDS of every workgroup an executor covers: [workgroups, size] bytes."""
+    """The LDS of every workgroup an executor covers: [workgroups, size] bytes, with, per byte, which wave slots
+    wrote it and read it in which barrier interval (the race check)."""
 
     def __init__(self, workgroups, size):
         self.size = max(int(size), 4)
         self.data = np.full(workgroups * self.size, LDS_FILL, np.uint8)
+        self.writers = np.zeros(self.data.size, np.int32)  # bit k: wave slot k wrote the byte in interval `written`
+        self.written = np.full(self.data.size, -1, np.int32)
+        self.readers = np.zeros(self.data.size, np.int32)
+        self.read = np.full(self.data.size, -1, np.int32)
+        self.last_line = np.zeros(self.data.size, np.int32)  # the IR line of the byte's last access (the message)
 
     def index(self, wg, addr, nbytes, what="access"):
         addr = addr.astype(np.int64)
@@ -72,12 +83,45 @@ class LocalMemory:
                                 "bytes of shared memory")
         return wg * self.size + addr
 
+    def check(self, cells, slot, interval, data=None, line=0):
+        """Record an access of `cells` (byte positions) by wave `slot` in its barrier interval `interval` (a write
+        when `data` is given); raise EmulatedRace on a read of bytes another wave wrote in this interval (and this
+        one did not), or on a write that changes bytes another wave read in this interval. Writes of equal values
+        by several waves (replicated layouts do that) are no race."""
+        cells = cells.reshape(-1)
+        me = np.int32(1 << slot)
+        if data is None:
+            now = self.written[cells] == interval
+            other = now & ((self.writers[cells] & ~me) != 0) & ((self.writers[cells] & me) == 0)
+            self._raise(other, cells, slot, "reads", "wrote", line)
+            fresh = self.read[cells] != interval
+            self.readers[cells] = np.where(fresh, 0, self.readers[cells]) | me
+            self.read[cells] = interval
+            self.last_line[cells] = line
+        else:
+            changed = self.data[cells] != data.reshape(-1)
+            other = (self.read[cells] == interval) & ((self.readers[cells] & ~me) != 0) & changed
+            self._raise(other, cells, slot, "changes", "read", line)
+            fresh = self.written[cells] != interval
+            self.writers[cells] = np.where(fresh, 0, self.writers[cells]) | me
+            self.written[cells] = interval
+            self.last_line[cells] = line
+
+    def _raise(self, other, cells, slot, verb, peer_verb, line):
+        if other.any():
+            cell = int(cells[np.flatnonzero(other)[0]])
+            raise EmulatedRace(f"wave {slot} {verb} LDS byte {cell % self.size} that another wave {peer_verb} since "
+                               f"the last barrier (IR lines {int(self.last_line[cell])} and {line}): a missing or "
+                               "misplaced barrier")
+
 
 class Memories:
     """What an executor's memory instructions address: the global heap and its workgroups' LDS."""
 
     def __init__(self, heap: GlobalMemory, lds: LocalMemory, wg_of_lane):
         self.heap, self.lds, self.wg_of_lane = heap, lds, wg_of_lane
+        self.wave = (0, 0)  # the running wave slot and its barrier interval: the scheduler sets it (core.py)
+        self.line = 0  # the IR line of the access being made (access.py sets it): race messages name both
 
     def _positions(self, space, addr, nbytes, lanes, what):
         if space in (0, 1, 4):
@@ -89,13 +133,19 @@ class Memories:
     def load(self, space, addr, nbytes, lanes):
         """Bytes [len(lanes), nbytes] read by the lanes `lanes` (indices) at their addresses `addr`."""
         memory, base = self._positions(space, addr, nbytes, lanes, "load")
-        return memory[base[:, None] + np.arange(nbytes)]
+        cells = base[:, None] + np.arange(nbytes)
+        if space == 3:
+            self.lds.check(cells, *self.wave, line=self.line)
+        return memory[cells]
 
     def store(self, space, addr, data, lanes):
         """`data`: uint8 [len(lanes), nbytes]; lanes store in lane order (the last lane wins a conflict)."""
         nbytes = data.shape[1]
         memory, base = self._positions(space, addr, nbytes, lanes, "store")
-        memory[base[:, None] + np.arange(nbytes)] = data
+        cells = base[:, None] + np.arange(nbytes)
+        if space == 3:
+            self.lds.check(cells, *self.wave, data=data, line=self.line)
+        memory[cells] = data
 
     def cells(self, space, addr, nbytes, lanes, what="atomic"):
         return self._positions(space, addr, nbytes, lanes, what)

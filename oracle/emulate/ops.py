@@ -210,8 +210,11 @@ def _bitcast(g, src, dst):
 def _bitcast_i1(g, src, dst):
     """<N x i1> <-> iN: element k is bit k."""
     if src[0] == "v" and dst[0] == "i":
-        return lambda ex: np.packbits(np.atleast_2d(g(ex)).astype(np.uint8), axis=1, bitorder="little"
-                                      ).view(dtype_of(dst)).reshape(-1)
+        def pack(ex):
+            bits = np.atleast_2d(g(ex)).astype(np.uint8)
+            packed = np.packbits(bits, axis=1, bitorder="little")  # Fortran-ordered for a transposed input
+            return np.ascontiguousarray(packed).view(dtype_of(dst)).reshape(-1)
+        return pack
     if src[0] == "i" and dst[0] == "v":
         n = dst[1]
         return lambda ex: np.unpackbits(np.ascontiguousarray(np.atleast_1d(g(ex))).view(np.uint8).reshape(

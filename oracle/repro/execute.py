@@ -148,8 +148,8 @@ def child():
             kernel[GRID](*values, **constexprs, **options)
         except Exception as exc:  # noqa: BLE001
             name = type(exc).__name__
-            if mode == "emulate" and name in ("EmulatedFault", "DeviceAssertion"):
-                kind = "Memory access fault" if name == "EmulatedFault" else "device-side assert"
+            if mode == "emulate" and name in ("EmulatedFault", "EmulatedRace", "DeviceAssertion"):
+                kind = {{"EmulatedFault": "Memory access fault", "EmulatedRace": "LDS race"}}.get(name, "device-side assert")
                 print(f"{{kind}} (emulated): {{exc}}", flush=True)
                 sys.exit(1)
             if mode == "emulate" and name == "NotModelled":

@@ -8,47 +8,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
-import triton.language as tl  # noqa: E402
-
-from gfxhound import compat  # noqa: E402
 from gfxhound.oracle.emulate import core, ir  # noqa: E402
 from gfxhound.oracle.emulate.errors import NotModelled  # noqa: E402
-from gfxhound.oracle.emulate.launch import EmulatedKernel  # noqa: E402
 from gfxhound.oracle.emulate.memory import EmulatedFault, GlobalMemory  # noqa: E402
 
-TYPES = {torch.float16: "*fp16", torch.float32: "*fp32", torch.bfloat16: "*bf16", torch.int32: "*i32",
-         torch.int8: "*i8", torch.uint8: "*u8", torch.float64: "*fp64"}
-
-
-def emulate(fn, grid, values, constexprs, arch="gfx942", edit=None, **options):
-    """Compile `fn` for `arch` as the runtime would for these values and run it on the executor."""
-    args = []
-    for name, value in zip(fn.arg_names, list(values) + [None] * len(fn.arg_names)):
-        if name in constexprs:
-            args.append({"name": name, "kind": "constexpr", "value": constexprs[name]})
-        elif isinstance(value, torch.Tensor):
-            args.append({"name": name, "kind": "ptr", "type": TYPES[value.dtype],
-                         "value": value.numel() * value.element_size()})
-        elif isinstance(value, float):
-            args.append({"name": name, "kind": "float", "type": "fp32", "value": value})
-        else:
-            args.append({"name": name, "kind": "int", "type": "i32", "value": value})
-    compiled = compat.compile_for_amd(fn, args, arch, dict(options))
-    if edit is not None:
-        compiled.asm["llir"] = edit(compiled.asm["llir"])
-    signature, _, _ = compat.specialise(args)
-    keep = [i for i, a in enumerate(a for a in args if a["kind"] != "constexpr") if signature[a["name"]] != "constexpr"]
-    EmulatedKernel(compiled, arch, keep)[grid](*values)
-    return compiled
-
-
-@triton.jit
-def _masked_add(x, y, out, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    a = tl.load(x + offs, mask=mask, other=1.0)
-    b = tl.load(y + offs, mask=mask, other=2.0)
-    tl.store(out + offs, a * b + a, mask=mask)
+from emulate_kernels import (_contended_atomics, _dot, _masked_add, _row_sum, _scan_and_early_exit,  # noqa: E402
+                             _to_fp8, _transpose, emulate)
 
 
 def test_masked_elementwise_is_exact_and_leaves_the_tail_alone():
@@ -60,15 +25,6 @@ def test_masked_elementwise_is_exact_and_leaves_the_tail_alone():
     assert torch.isnan(out[n:]).all()  # masked-off lanes of the last program stored nothing
 
 
-@triton.jit
-def _row_sum(x, out, N: tl.constexpr, M: tl.constexpr):
-    rows = tl.arange(0, M)
-    cols = tl.arange(0, N)
-    v = tl.load(x + rows[:, None] * N + cols[None, :])
-    tl.store(out + rows, tl.sum(v, axis=1))
-    tl.store(out + M + cols, tl.max(v, axis=0))
-
-
 @pytest.mark.parametrize("warps", [1, 4])
 def test_reductions_across_lanes_and_waves(warps):
     x = torch.randint(-1000, 1000, (64, 128), dtype=torch.int32)
@@ -78,14 +34,6 @@ def test_reductions_across_lanes_and_waves(warps):
     assert torch.equal(out[64:], x.max(0).values)
     text = compiled.asm["llir"]
     assert "ds.bpermute" in text or "update.dpp" in text or "readlane" in text  # cross-lane moves were exercised
-
-
-@triton.jit
-def _dot(a, b, c, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
-    om, on, ok = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
-    x = tl.load(a + om[:, None] * K + ok[None, :])
-    y = tl.load(b + ok[:, None] * N + on[None, :])
-    tl.store(c + om[:, None] * N + on[None, :], tl.dot(x, y))
 
 
 @pytest.mark.parametrize("dtype,nonkdim,warps", [(torch.float16, 32, 4), (torch.float16, 16, 2),
@@ -102,27 +50,12 @@ def test_mfma_dots_are_exact_on_small_integers(dtype, nonkdim, warps):
     assert torch.equal(c.double(), a.double() @ b.double())
 
 
-@triton.jit
-def _transpose(x, out, N: tl.constexpr):
-    r, c = tl.arange(0, N), tl.arange(0, N)
-    v = tl.load(x + r[:, None] * N + c[None, :])
-    tl.store(out + r[:, None] * N + c[None, :], tl.trans(v) + 1)
-
-
 def test_layout_conversion_through_lds_between_waves():
     x = torch.arange(64 * 64, dtype=torch.float32).reshape(64, 64)
     out = torch.zeros(64, 64)
     compiled = emulate(_transpose, (1,), [x, out], {"N": 64}, num_warps=4)
     assert "addrspace(3)" in compiled.asm["llir"] and "s.barrier" in compiled.asm["llir"]
     assert torch.equal(out, x.T + 1)
-
-
-@triton.jit
-def _contended_atomics(x, out, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    v = tl.load(x + offs, mask=offs < n, other=0)
-    tl.atomic_add(out + (offs % 7), v, mask=offs < n)
-    tl.atomic_max(out + 7 + (offs % 3), v, mask=offs < n)
 
 
 def test_atomics_from_many_programs_on_few_addresses():
@@ -136,29 +69,12 @@ def test_atomics_from_many_programs_on_few_addresses():
     assert torch.equal(out[7:], torch.stack([x[idx % 3 == k].max() for k in range(3)]).int())
 
 
-@triton.jit
-def _scan_and_early_exit(x, out, limit, N: tl.constexpr):
-    pid = tl.program_id(0)
-    if pid >= limit:  # a divergent early return, uniform per workgroup
-        return
-    offs = tl.arange(0, N)
-    v = tl.load(x + pid * N + offs)
-    tl.store(out + pid * N + offs, tl.cumsum(v, axis=0))
-
-
 def test_scan_and_programs_that_return_early():
     x = torch.randint(-5, 5, (6, 256), dtype=torch.int32)
     out = torch.full((6, 256), 7, dtype=torch.int32)
     emulate(_scan_and_early_exit, (6,), [x, out, 4], {"N": 256}, num_warps=4)
     assert torch.equal(out[:4], torch.cumsum(x[:4], 1, dtype=torch.int32))
     assert (out[4:] == 7).all()
-
-
-@triton.jit
-def _to_fp8(x, out, N: tl.constexpr):
-    offs = tl.arange(0, N)
-    v = tl.load(x + offs)
-    tl.store(out + offs, v.to(tl.float8e4b8).to(tl.float32))
 
 
 def test_fp8_fnuz_round_trip_on_gfx942():

@@ -370,3 +370,17 @@ def test_scalef32_with_unit_scale():
                  lambda: C.cvt_scalef32_pk_fp8_f32(0, f32(1e6), one, one, False, "gfx950", clamp=False)):
         with pytest.raises(NotModelled):
             call()
+
+
+def test_ds_swizzle_modes():
+    """Bit-mask mode swaps lanes 16 apart within each 32-lane half for 0x401F (Triton 3.4's reductions use it);
+    quad-permute mode reverses each quad for selectors 3, 2, 1, 0; a disabled source reads 0."""
+    from gfxhound.oracle.emulate.lanes import ds_swizzle
+    src = np.arange(64, dtype=np.uint32)[None, :] + 100
+    active = np.ones((1, 64), bool)
+    swapped = ds_swizzle(src, 0x401F, active)[0]
+    assert (swapped == (np.arange(64) ^ 16) + 100).all()
+    reversed_quads = ds_swizzle(src, 0x8000 | 0b00011011, active)[0]
+    assert (reversed_quads[:8] == np.array([3, 2, 1, 0, 7, 6, 5, 4]) + 100).all()
+    active[0, 16] = False
+    assert ds_swizzle(src, 0x401F, active)[0, 0] == 0

@@ -68,6 +68,9 @@ def test_a_checked_in_draft_runs_as_pasted(draft, tmp_path):
     elif lang == "asm":  # a miscompile: the very instructions the draft shows
         assert run.returncode == 0, run.stderr[-2000:]
         assert kernel_body(run.stdout) == text.rstrip("\n")
+    elif not re.search(r"LLVM ERROR|Assertion|Error", text):  # a wrong result's script: the lines it printed
+        assert run.returncode == 1, run.stdout + run.stderr[-2000:]
+        assert all(line in run.stdout.splitlines() for line in text.splitlines()), run.stdout
     else:  # a failure: it fails, with the error line the draft quotes
         assert run.returncode != 0
         quoted = next(x for x in text.splitlines() if re.search(r"LLVM ERROR|Assertion|Error", x))
