@@ -11,7 +11,7 @@ import numpy as np
 from .errors import NotModelled
 from .ir import sizeof
 from .memory import buffer_in_range
-from .values import dtype_of, from_float, is_bfloat, lanes_of, signed, to_float
+from .values import dtype_of, from_float, lanes_of, signed, to_float
 
 
 def to_bytes(value, lanes, n, ty):

@@ -15,7 +15,7 @@ import numpy as np
 from . import access
 from .errors import NotModelled
 from .memory import EmulatedFault, Rsrc
-from .values import bf16_to_f32, dtype_of, from_float, is_bfloat, lanes_of, signed, to_float
+from .values import bf16_to_f32, dtype_of, is_bfloat, lanes_of, to_float
 
 BARRIER = object()  # what a barrier's closure returns: the executor yields to the other waves there
 
@@ -115,14 +115,10 @@ def _readfirstlane(ins, args, kernel):
 
 
 def _readlane(ins, args, kernel):
+    from . import lanes as L
     dt = dtype_of(ins.ty)
-
-    def run(ex):
-        value = _waves(ex, args[0](ex))
-        lane = _waves(ex, args[1](ex))[:, 0].astype(np.int64) % ex.kernel.wave_size  # uniform (an SGPR)
-        picked = value[np.arange(value.shape[0]), lane]
-        return np.repeat(picked, ex.kernel.wave_size, axis=0).astype(dt, copy=False)
-    return run
+    return lambda ex: L.readlane(_waves(ex, args[0](ex)), _waves(ex, args[1](ex)), _active(ex)).reshape(
+        ex.n).astype(dt, copy=False)
 
 
 def _fdot2(ins, args, kernel):
