@@ -3,11 +3,13 @@
 For each kernel of the default generator stream (gfx942): compile once; run the executor on the unedited IR (the
 kernel counts only if that passes: a kernel that is already wrong or unresolved validates nothing); then, for each
 planted bug of oracle/emulate/mutations.py that applies to the IR (its construct is there), run the edited IR and
-judge it with the campaign's oracle. A mutation is observable when it changes an output bit (or faults or races): one
-that changes nothing (a swapped MFMA feeding a transpose-invariant sum, a barrier a single wave never needed) cannot
-be caught by any oracle. Prints, per mutation, the kernels it applied to and was observable in, and the share of the
-observable ones flagged (a wrong result beyond the tolerance, a fault or a race), and the median ratio of emulation
-time to compile time on the kernels that ran.
+judge it with the campaign's oracle. A mutation is observable when it changes an element the oracle determines (or
+faults or races). Two kinds of kernel are counted apart: one where it changes no output bit (a swapped MFMA feeding
+a transpose-invariant sum, a barrier a single wave never needed), which no oracle can catch, and one where it changes
+only undetermined elements (the order-dependent result of mixed atomics on one address, or of racing stores: the
+program itself leaves them open, so no value is wrong there). Prints, per mutation, those counts, the observable
+kernels and the share of them flagged (a wrong result beyond the tolerance, a fault or a race), and the median
+ratio of emulation time to compile time on the kernels that ran.
 
 Run: `python -P bench/emulate_mutations.py [--kernels 300] [--seed 5] [--workers 2]` (about 2 s a kernel a worker).
 """
@@ -28,6 +30,11 @@ ENV = {"TRITON_DEFAULT_FP_FUSION": "1", "PYTHONWARNINGS": "ignore", "TRITON_HIP_
 def one_kernel(spec_json, caps_json, arch):
     """Base run and every applicable mutation of one kernel; returns {"base": verdict, "times": ..., name: verdict}."""
     os.environ.update(ENV)
+    with tempfile.TemporaryDirectory(prefix="bench-mut-") as work:
+        return _one_kernel(spec_json, caps_json, arch, Path(work))
+
+
+def _one_kernel(spec_json, caps_json, arch, work):
     from gfxhound import compat
     from gfxhound.fuzz.capabilities import Capabilities
     from gfxhound.oracle.compile_task import _Fd2Redirect, load_kernel
@@ -37,15 +44,10 @@ def one_kernel(spec_json, caps_json, arch):
     from gfxhound.oracle.emulate.mutations import MUTATIONS
     from gfxhound.oracle.emulate_task import emulated_kernel
     from gfxhound.oracle.evaluate import UndefinedBehaviour
-    import torch
-
     from gfxhound.oracle.compare import compare
     from gfxhound.oracle.inputs import make_inputs
     from gfxhound.oracle.run_task import _run_once, _setup, reference
-
-    def _bits(t):
-        return t.contiguous().view(torch.uint8) if t.dtype != torch.bool else t
-    work = Path(tempfile.mkdtemp(prefix="bench-mut-"))
+    import torch
     task = {"spec": spec_json, "caps": caps_json, "arch": arch, "task_dir": str(work), "backend": "emulate",
             "stderr_path": str(work / "stderr"), "reruns": 0}
     spec, caps, rendered = _setup(task)
@@ -91,12 +93,30 @@ def one_kernel(spec_json, caps_json, arch):
                 if not mutation.applies(original):
                     continue
                 got, outputs, _ = verdict(mutation.edit(original))
-                # observable: the edited kernel's outputs differ bit for bit from the unedited one's (or it
-                # faulted or raced); a mutation that changes no output bit cannot be caught by any oracle
-                same = outputs is not None and all(torch.equal(_bits(outputs[k]), _bits(base_outputs[k]))
-                                                   for k in base_outputs)
-                out[name] = got if not same else "unobservable"
+                # observable: the edited kernel changes an element the oracle determines (or it faulted or raced).
+                # A mutation that changes no output bit cannot be caught by any oracle; one that changes only
+                # undetermined elements (the order-dependent result of mixed atomics or of racing stores, which
+                # the program itself leaves open) cannot be caught by a value oracle either: counted apart.
+                changed = {} if outputs is None else {k: _changed(outputs[k], base_outputs[k]) for k in base_outputs}
+                determined = {k: c & ~expected.outputs[k].bad.reshape(c.shape) for k, c in changed.items()}
+                if outputs is not None and not any(c.any() for c in changed.values()):
+                    out[name] = "unobservable"
+                elif outputs is not None and not any(c.any() for c in determined.values()):
+                    out[name] = "undetermined only"
+                else:
+                    out[name] = got
+                if out[name] == "pass":  # a miss: keep what a reader needs to see why
+                    out.setdefault("misses", {})[name] = {k: int(c.sum()) for k, c in determined.items()}
+                    out["spec"] = spec_json
     return out
+
+
+def _changed(a, b):
+    """Elements whose bits differ (NaN payloads aside)."""
+    import torch
+    if a.dtype.is_floating_point:
+        return ~((a == b) | (torch.isnan(a) & torch.isnan(b))).flatten()
+    return (a != b).flatten()
 
 
 def main():
@@ -132,13 +152,15 @@ def main():
                                                                   if not b.startswith("unresolved")) +
           f", unresolved {sum(b.startswith('unresolved') for b in bases)}")
     from gfxhound.oracle.emulate.mutations import MUTATIONS
-    print(f"{'mutation':15} {'applies':>8} {'observable':>11} {'flagged':>8} {'missed':>7} {'other':>6} {'rate':>7}")
+    print(f"{'mutation':15} {'applies':>8} {'no change':>9} {'undet.':>7} {'observable':>11} {'flagged':>8} "
+          f"{'missed':>7} {'other':>6} {'rate':>7}")
     for name in MUTATIONS:
         got = [r[name] for r in results if name in r]
-        flagged, missed, unseen = got.count("flagged"), got.count("pass"), got.count("unobservable")
+        flagged, missed = got.count("flagged"), got.count("pass")
+        unseen, undetermined = got.count("unobservable"), got.count("undetermined only")
         rate = flagged / (flagged + missed) if flagged + missed else float("nan")
-        print(f"{name:15} {len(got):8} {flagged + missed:11} {flagged:8} {missed:7} "
-              f"{len(got) - flagged - missed - unseen:6} {rate:7.1%}")
+        print(f"{name:15} {len(got):8} {unseen:9} {undetermined:7} {flagged + missed:11} {flagged:8} {missed:7} "
+              f"{len(got) - flagged - missed - unseen - undetermined:6} {rate:7.1%}")
     times = [r["times"] for r in results if "times" in r]
     if times:
         ratios = sorted(e / c for c, e in times)

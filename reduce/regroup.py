@@ -6,8 +6,10 @@ the bug needs; two findings whose reduced kernels have the same shape are one bu
 the earlier (gfxhound/corpus_store/fold.py), its id kept as an alias.
 
 The shape: the target, the reduced kernel's op *families* from the registry (``math`` for ``tl.abs`` and
-``tl.log`` alike: the reduction keeps one op of the family the bug needs, not always the same one) and its control
-structure (loops, branches). Element types stay out: the reduction does not always narrow them.
+``tl.log`` alike: the reduction keeps one op of the family the bug needs, not always the same one), its control
+structure (loops, branches) and what of its launch the reduction could not reset (knobs, warps, stages: a dot that
+is wrong only with kpack=2 and one wrong only on one warp are two bugs). Element types stay out: the reduction does
+not always narrow them.
 """
 from __future__ import annotations
 
@@ -30,7 +32,23 @@ def shape_of(spec, caps, target: str) -> str:
     if not families:  # nothing but loads, stores and atomics: what they are and on which types is the bug's shape
         families = ["io " + " ".join(sorted(features.ops)), "types " + " ".join(sorted(features.dtypes))]
     control = sorted(c for c in features.control if c in STRUCTURE)
-    return f"{target}: ops {' '.join(families)}; control {' '.join(control) or '-'}"
+    shape = f"{target}: ops {' '.join(families)}; control {' '.join(control) or '-'}"
+    launch = launch_of(spec)
+    return f"{shape}; launch {launch}" if launch else shape
+
+
+def launch_of(spec) -> str:
+    """What of the launch the reduction could not reset (it drops every knob and resets warps and stages when the
+    bug does not need them, reduce/spec_level.py SimplifyLaunch): a bug that needs kpack=2 and one that needs a
+    single warp are two bugs even where their kernels have one shape. Empty for a default launch."""
+    launch = spec.launch
+    parts = [f"{k}={v}" for k, v in sorted(launch.options.items())]
+    parts += [f"{k}={v}" for k, v in sorted(launch.env.items())]
+    if launch.num_warps != 4:
+        parts.append(f"num_warps={launch.num_warps}")
+    if launch.num_stages != 2:
+        parts.append(f"num_stages={launch.num_stages}")
+    return " ".join(parts)
 
 
 def reduced_shape(corpus, signature: str) -> "str | None":

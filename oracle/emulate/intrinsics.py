@@ -54,6 +54,8 @@ def compile_call(ins, get, kernel):
         if callee.strip() == "asm:s_trap 2":
             return _trap
         raise NotModelled(f"inline assembly {callee[4:]!r}")
+    if callee.startswith(HOST_OUTPUT):
+        return _host_output(ins)
     if callee.startswith("llvm.amdgcn.mfma."):  # not overloaded: '.i8' in mfma.i32.16x16x32.i8 is its name
         return _mfma(ins, args, kernel)
     for name in _names(callee):
@@ -71,6 +73,27 @@ def _assert_fail(text):
 
 def _trap(ex):
     raise EmulatedFault("s_trap executed")
+
+
+# printf's device half (the hostcall buffer protocol of ROCm's device library): what it writes goes to the host and
+# nothing the kernel computes depends on it, so a call does nothing and returns 0 (the message descriptor is only
+# handed to the next printf call). Triton before 3.8 prints a failed device assertion's message this way and then
+# calls llvm.trap; without this, every kernel compiled with debug=True would be unresolved, asserting or not.
+HOST_OUTPUT = ("__ockl_fprintf_", "__ockl_printf_")
+
+
+def _host_output(ins):
+    if ins.ty[0] == "void":
+        return lambda ex: None
+    dt = dtype_of(ins.ty)
+    return lambda ex: np.zeros(ex.n, dt)
+
+
+def _llvm_trap(ins, args, kernel):
+    def run(ex):
+        raise DeviceAssertion("llvm.trap executed (Triton before 3.8 ends a failed device assertion so, after "
+                              "printing its message, which the executor does not model)")
+    return run
 
 
 def _none(ins, args, kernel):
@@ -355,7 +378,7 @@ AMDGPU = {
     "llvm.amdgcn.workgroup.id.x": _workgroup(0), "llvm.amdgcn.workgroup.id.y": _workgroup(1),
     "llvm.amdgcn.workgroup.id.z": _workgroup(2),
     "llvm.amdgcn.implicitarg.ptr": lambda ins, args, kernel: (lambda ex: ex.env["__implicitarg"]),
-    "llvm.amdgcn.s.barrier": _barrier, "llvm.amdgcn.wave.barrier": _none, "llvm.amdgcn.s.sleep": _none,
+    "llvm.trap": _llvm_trap, "llvm.amdgcn.s.barrier": _barrier, "llvm.amdgcn.wave.barrier": _none, "llvm.amdgcn.s.sleep": _none,
     "llvm.amdgcn.s.setprio": _none, "llvm.amdgcn.sched.barrier": _none, "llvm.amdgcn.sched.group.barrier": _none,
     "llvm.amdgcn.s.waitcnt": _none, "llvm.amdgcn.iglp.opt": _none, "llvm.assume": _none,
     "llvm.amdgcn.readfirstlane": _readfirstlane, "llvm.amdgcn.readlane": _readlane, "llvm.amdgcn.ballot": _ballot,

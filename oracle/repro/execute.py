@@ -68,7 +68,10 @@ def emulated(kernel):
     import base64
     import json
     import zlib
+    import atexit
+    import shutil
     root = tempfile.mkdtemp(prefix="gfxhound-emulator-")
+    atexit.register(shutil.rmtree, root, True)  # the unpacked executor goes when the script ends
     os.makedirs(os.path.join(root, "gfxhound_emulate"))
     for name, text in json.loads(zlib.decompress(base64.b64decode(EMULATOR))).items():
         with open(os.path.join(root, "gfxhound_emulate", name + ".py"), "w") as f:

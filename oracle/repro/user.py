@@ -55,7 +55,10 @@ def child():
     if device == "cuda" and not torch.cuda.is_available():
         print("gfxhound-cannot-test: no GPU here", file=sys.stderr)
         sys.exit(EXIT_CANNOT_TEST)
+    import atexit
+    import shutil
     tmp = tempfile.mkdtemp(prefix="gfxhound-user-")
+    atexit.register(shutil.rmtree, tmp, True)  # the kernel's source file goes when the script ends
     path = os.path.join(tmp, "user_kernel.py")
     with open(path, "w") as f:
         f.write(SOURCE)

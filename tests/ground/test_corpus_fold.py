@@ -128,3 +128,29 @@ def test_reduced_wrong_results_of_one_shape_fold_and_io_only_kernels_keep_their_
     assert (keep, folded) == ("aaaaaaaaaaaaaaaa", ["bbbbbbbbbbbbbbbb"])
     assert sorted(f.signature for f in corpus.findings()) == ["aaaaaaaaaaaaaaaa", "cccccccccccccccc"]
     assert regroup_all(corpus) == []  # another shape stays its own finding
+
+
+def test_a_launch_knob_the_reduction_kept_is_part_of_the_shape():
+    """Two reduced dots of one shape, one needing kpack=2 and one needing a single warp, are two bugs (seen on
+    Triton 3.6: a kWidth bug with kpack=2 and a one-warp fp8 dot bug, folded into one before the launch counted)."""
+    from gfxhound.fuzz.capabilities import introspect
+    from gfxhound.reduce.regroup import shape_of
+    from gfxhound.spec import KernelSpec
+    from gfxhound.fuzz.strategies import kernel_specs
+    from hypothesis import HealthCheck, given, settings
+    caps = introspect("gfx942")
+    seen = []
+
+    @settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(kernel_specs(caps, max_ops=4))
+    def collect(spec):
+        seen.append(spec)
+    collect()
+    spec = KernelSpec.loads(seen[0].dumps())
+    plain = spec.replace(launch=type(spec.launch)(num_warps=4, num_stages=2, options={}, env={}))
+    kpack = plain.replace(launch=type(spec.launch)(num_warps=4, num_stages=2, options={"kpack": 2}, env={}))
+    one_warp = plain.replace(launch=type(spec.launch)(num_warps=1, num_stages=2, options={}, env={}))
+    shapes = [shape_of(s, caps, "gfx942") for s in (plain, kpack, one_warp)]
+    assert "launch" not in shapes[0]
+    assert shapes[1].endswith("; launch kpack=2") and shapes[2].endswith("; launch num_warps=1")
+    assert len(set(shapes)) == 3

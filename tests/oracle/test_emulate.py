@@ -11,6 +11,7 @@ triton = pytest.importorskip("triton")
 from gfxhound.oracle.emulate import core, ir  # noqa: E402
 from gfxhound.oracle.emulate.errors import NotModelled  # noqa: E402
 from gfxhound.oracle.emulate.memory import EmulatedFault, GlobalMemory  # noqa: E402
+from gfxhound.oracle.emulate.intrinsics import DeviceAssertion  # noqa: E402
 
 from emulate_kernels import (_contended_atomics, _dot, _masked_add, _row_sum, _scan_and_early_exit,  # noqa: E402
                              _to_fp8, _transpose, emulate)
@@ -146,3 +147,52 @@ def test_what_is_not_modelled_is_named():
     text = DIVERGENT.replace("%13 = mul i32 %5, 10", "%13 = call i32 @llvm.amdgcn.mystery(i32 %5)")
     with pytest.raises(NotModelled, match="llvm.amdgcn.mystery"):
         _run_ir(text, np.zeros(64, np.int32))
+
+
+# Triton 3.5-3.7's device assertion: the message goes through printf's hostcall (__ockl_* calls, defined in the
+# module with a spin-wait on the host), then llvm.trap. Lanes whose value is over the limit assert.
+PRINTF_ASSERT = """
+define amdgpu_kernel void @k(ptr addrspace(1) %0, i32 %limit) {
+  %2 = call i32 @llvm.amdgcn.workitem.id.x()
+  %3 = zext i32 %2 to i64
+  %4 = getelementptr i32, ptr addrspace(1) %0, i64 %3
+  %5 = load i32, ptr addrspace(1) %4, align 4
+  %6 = icmp sgt i32 %5, %limit
+  br i1 %6, label %7, label %9
+
+7:
+  %8 = call fastcc i64 @__ockl_fprintf_stderr_begin()
+  call fastcc void @__ockl_printf_append_string_n(i64 %8)
+  call void @llvm.trap()
+  unreachable
+
+9:
+  %10 = add i32 %5, 1
+  store i32 %10, ptr addrspace(1) %4, align 4
+  ret void
+}
+
+define internal fastcc i64 @__ockl_fprintf_stderr_begin() {
+  br label %1
+
+1:
+  br label %1
+}
+"""
+
+
+@pytest.mark.parametrize("limit", [100, 40])
+def test_a_printf_assertion_runs_when_it_holds_and_asserts_when_it_fails(limit):
+    """printf's hostcall is output to the host (a no-op here, never its spin-wait); llvm.trap is the assertion."""
+    module = ir.parse(PRINTF_ASSERT)
+    kernel = core.Kernel(module, "k", "gfx942", 64)
+    heap = GlobalMemory()
+    address = heap.map(np.arange(64, dtype=np.int32).view(np.uint8).copy())
+    heap.seal()
+    env = {kernel.params[0][1]: np.array(address, np.uint64), kernel.params[1][1]: np.array(limit, np.int32)}
+    if limit < 64:
+        with pytest.raises(DeviceAssertion, match="llvm.trap"):
+            core.run_grid(kernel, env, (1, 1, 1), 1, 0, heap)
+        return
+    core.run_grid(kernel, env, (1, 1, 1), 1, 0, heap)
+    assert (heap.read_back(address, 256).view(np.int32) == np.arange(1, 65)).all()
