@@ -102,11 +102,18 @@ class Kernel:
 
 
 def _post_dominators(fn):
-    """Immediate post-dominator of each block (EXIT where the function's end is the only one)."""
-    succ = {}
+    """Immediate post-dominator of each block (EXIT where the function's end is the only one).
+
+    A block that ends in `unreachable` (a failed assertion's trap, in Triton before 3.8) never returns: it is not an
+    exit, so a branch to it and around it reconverges where the other side goes (the lanes that take it end the
+    wave). Counting it as an exit would put the join at the function's end, and the lanes that do not trap would
+    run a cross-lane step of a scan without the lanes still inside the overflow check."""
+    succ, dead_end = {}, set()
     for name, block in fn.blocks.items():
         term = block.body[-1]
         succ[name] = list(dict.fromkeys(term.extra.get("targets", []))) if term.op in ("br", "switch") else []
+        if term.op == "unreachable":
+            dead_end.add(name)
     names = list(fn.blocks)
     everything = set(names) | {EXIT}
     pdom = {n: set(everything) for n in names}
@@ -114,6 +121,8 @@ def _post_dominators(fn):
     while changed:
         changed = False
         for n in reversed(names):
+            if n in dead_end:
+                continue  # post-dominated by everything: it drops out of its predecessors' intersections
             inter = {EXIT} if not succ[n] else set.intersection(*(pdom[s] for s in succ[n]))
             new = inter | {n}
             if new != pdom[n]:
@@ -121,6 +130,9 @@ def _post_dominators(fn):
     ipdom = {}
     for n in names:
         strict = pdom[n] - {n}
+        if pdom[n] == everything:  # only dead ends ahead: nothing to reconverge at
+            ipdom[n] = EXIT
+            continue
         ipdom[n] = next((d for d in strict if d is not EXIT and pdom[d] == strict), EXIT)
     return ipdom
 

@@ -196,3 +196,13 @@ def test_a_printf_assertion_runs_when_it_holds_and_asserts_when_it_fails(limit):
         return
     core.run_grid(kernel, env, (1, 1, 1), 1, 0, heap)
     assert (heap.read_back(address, 256).view(np.int32) == np.arange(1, 65)).all()
+
+
+def test_a_trap_path_is_no_exit_so_the_other_lanes_reconverge_after_it():
+    """A branch around a failed assertion (printf, llvm.trap, unreachable) reconverges where the non-trapping side
+    goes: with the join at the function's end, a scan's cross-lane step after the overflow check ran without the
+    lanes still inside it (a false wrong result on Triton 3.6 debug=True kernels)."""
+    kernel = core.Kernel(ir.parse(PRINTF_ASSERT), "k", "gfx942", 64)
+    branch = next(n for n, b in kernel.fn.blocks.items() if b.body[-1].op == "br" and len(b.body[-1].ops) == 1)
+    returns = next(n for n, b in kernel.fn.blocks.items() if b.body[-1].op == "ret")
+    assert kernel.ipdom[branch] == returns
