@@ -153,9 +153,10 @@ class Walker:
             self.features.control.add("load_scalar")
         self.features.details.update(detail_features(op, types, attrs))
         from_load = op.name == "load" and bool(self.loops) or any(a.from_load for a in args)
-        if op.family == "dot" and self.loops and any(a.from_load for a in args):
+        loops = [loop for loop in self.loops if not loop.get("once")]  # what is still a loop after the frontend
+        if op.family == "dot" and loops and any(a.from_load for a in args):
             self.features.control.add("kloop_dot")
-            if self.loops[-1].get("stages", self.spec.launch.num_stages) >= 2:
+            if loops[-1].get("stages", self.spec.launch.num_stages) >= 2:
                 self.features.control.add("kloop_pipelined")  # the software pipeliner has a K-loop to work on
         node = {"k": "op", "op": op.name, "args": [a.name for a in args], "types": types, "attrs": attrs,
                 "out": [], "koffs": self.koffs}
@@ -222,8 +223,11 @@ class Walker:
             body.define(Value(c.name, c.type, from_load=False))
         outer_koffs = self.koffs
         self.koffs = f"offs_K_{index}"
-        self.loops.append({"trip": trip, "stages": int(stages) if stages is not None and self.caps.has(
-            "loop:num_stages") else self.spec.launch.num_stages})
+        # a static_range of one trip is unrolled by Triton's frontend: straight-line code in the IR, so it adds no
+        # loop to the kernel's features (the reducer turns a loop into one to remove it: reduce/spec_level.py)
+        once = trip == ["static", 1]
+        self.loops.append({"trip": trip, "once": once, "stages": int(stages) if stages is not None and
+                           self.caps.has("loop:num_stages") else self.spec.launch.num_stages})
         self.emit(depth + 1, f"{self.koffs} = {index} * BLOCK_K + tl.arange(0, BLOCK_K)")
         for axis in self.k_views:
             self.emit(depth + 1, offsets_line(axis, self.koffs, index))
@@ -248,16 +252,18 @@ class Walker:
                 c.from_load = True
         self.loops.pop()
         self.koffs = outer_koffs
+        for c in cvars:
+            env.define(Value(c.name, c.type, from_load=False))
+        if once:
+            return
         self.features.control.add("for")
         self.features.control.add(f"for_{trip[0]}")
         if carried:
             self.features.control.add("for_carried")
         if stages is not None:
             self.features.control.add(f"loop_stages_{stages}")
-        if self.loops:
+        if any(not loop.get("once") for loop in self.loops):
             self.features.control.add("nested_for")
-        for c in cvars:
-            env.define(Value(c.name, c.type, from_load=False))
 
     def return_stmt(self, node, env, depth):
         """`if <scalar cond>: return` (only inside a branch: an early exit the pointer passes must survive)."""

@@ -169,6 +169,21 @@ class Inline:
                         yield _with_list(spec, path, stmts[:i] + stmt["if"].get(key, []) + stmts[i + 1:])
 
 
+class UnrollOnce:
+    """Make a loop one trip of `tl.static_range`, which Triton's frontend unrolls into straight-line code. Unlike
+    inlining the body, the loop's carried values keep their meaning (the initial value going in, the yielded one
+    coming out), so a bug that needs the loop's arithmetic but not the loop survives, and the reduced kernel's shape
+    says "no loop" (reduce/regroup.py): one wrong result found inside loops of different depths is one shape."""
+    name = "unroll loops to one trip"
+
+    def candidates(self, spec):
+        for path, stmts in list(_bodies(spec.body)):
+            for i, stmt in enumerate(stmts):
+                if isinstance(stmt, dict) and "for" in stmt and stmt["for"].get("trip") != ["static", 1]:
+                    once = dict(stmt["for"], trip=["static", 1], stages=None)
+                    yield _with_list(spec, path, stmts[:i] + [{**stmt, "for": once}] + stmts[i + 1:])
+
+
 class DropCarried:
     """Stop carrying a value through a loop (its initial value and its yield go; references re-resolve among what is
     left): kernel shapes carry several values (attention: acc, running max, sum), and a loop is inlined only once
@@ -237,7 +252,8 @@ def passes(caps=None):
     """The schedule. Plain deletions first (they may also re-aim operands, which often helps); with capabilities,
     deletions that keep later operands' values when the plain ones fail."""
     rebound = (DropRebound(caps),) if caps is not None else ()
-    return (DropChunks(),) + rebound + (Inline(), DropCarried(), DropArguments(), SimplifyLaunch(), ShrinkShapes())
+    return (DropChunks(),) + rebound + (Inline(), UnrollOnce(), DropCarried(), DropArguments(), SimplifyLaunch(),
+                                        ShrinkShapes())
 
 
 @dataclass

@@ -98,3 +98,28 @@ def test_an_interrupted_reduction_keeps_its_best_result():
     result = reduce_spec(spec, interesting, deadline_s=600, caps=caps)
     assert result.interrupted and result.accepted >= 5
     assert render(result.spec, caps).body_lines < render(spec, caps).body_lines
+
+
+def test_unrolling_a_loop_to_one_trip_keeps_every_op_and_drops_the_loop_from_the_shape():
+    """The reducer's way to remove a loop that carries values: one trip of tl.static_range, which Triton's frontend
+    unrolls. Every op keeps its operands (inlining the body instead re-aims the loop's results at other values), and
+    the kernel's features, hence a reduced wrong result's shape, no longer name a loop."""
+    from gfxhound.reduce.spec_level import UnrollOnce
+    caps = assume_all("gfx942")
+    checked = 0
+    for spec in spec_stream(caps, 4):
+        before = render(spec, caps)
+        loops = before.source.count(" in range(") + before.source.count(" in tl.range(") + \
+            before.source.count(" in tl.static_range(")
+        if "for_carried" not in before.features.control or "kloop_dot" not in before.features.control or loops != 1:
+            continue
+        candidate = next(UnrollOnce().candidates(spec))
+        after = render(candidate, caps)
+        assert "tl.static_range(1)" in after.source
+        assert after.features.ops == before.features.ops  # nothing dropped, every reference kept
+        assert not {"for", "for_carried", "kloop_dot", "kloop_pipelined"} & set(after.features.control)
+        assert after.features.dropped == before.features.dropped
+        checked += 1
+        if checked == 3:
+            break
+    assert checked == 3
