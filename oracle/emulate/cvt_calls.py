@@ -45,3 +45,9 @@ def emu_cvt_f32_fp8(ex, arch, src, sel):
 
 def emu_cvt_f32_bf8(ex, arch, src, sel):
     return convert.cvt_f32_bf8(src, _constant(sel, "cvt.f32.bf8"), arch).astype(np.float32)
+
+
+def emu_cvt_pkrtz(ex, arch, a, b):
+    """<2 x half> as the executor keeps it: [lanes, 2] float16, element 0 from `a` (the low half)."""
+    packed = np.ascontiguousarray(convert.cvt_pkrtz(a, b), dtype=np.uint32)
+    return packed.view(np.uint16).reshape(packed.shape + (2,)).view(np.float16)

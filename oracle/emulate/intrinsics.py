@@ -396,6 +396,7 @@ AMDGPU = {
     "llvm.amdgcn.cvt.pk.fp8.f32": _cvt("emu_cvt_pk_fp8_f32"), "llvm.amdgcn.cvt.pk.bf8.f32": _cvt("emu_cvt_pk_bf8_f32"),
     "llvm.amdgcn.cvt.pk.f32.fp8": _cvt("emu_cvt_pk_f32_fp8"), "llvm.amdgcn.cvt.pk.f32.bf8": _cvt("emu_cvt_pk_f32_bf8"),
     "llvm.amdgcn.cvt.f32.fp8": _cvt("emu_cvt_f32_fp8"), "llvm.amdgcn.cvt.f32.bf8": _cvt("emu_cvt_f32_bf8"),
+    "llvm.amdgcn.cvt.pkrtz": _cvt("emu_cvt_pkrtz"),
 }
 for _kind in ("fadd", "add", "swap", "cmpswap", "smax", "smin", "umax", "umin", "and", "or", "xor", "fmax", "fmin",
               "sub"):

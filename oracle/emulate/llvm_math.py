@@ -147,6 +147,31 @@ def _ctpop(bits, a):
     return np.bitwise_count(np.asarray(a).astype(np.uint64))
 
 
+_INT_REDUCE = {"add": np.add, "mul": np.multiply, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+               "umax": np.maximum, "umin": np.minimum, "smax": np.maximum, "smin": np.minimum}
+
+
+def _vector_reduce(op):
+    """llvm.vector.reduce.<op> over the elements of each lane's vector (integers wrap in their width; fmax/fmin are
+    exact, NaN-ignoring as llvm.maxnum)."""
+    def compile_(ins, args, kernel):
+        ty = ins.ty
+
+        def run(ex):
+            v = np.asarray(args[-1](ex))
+            if op in ("fmax", "fmin"):
+                x = to_float(v, ty)
+                return from_float((np.fmax if op == "fmax" else np.fmin).reduce(x, axis=-1), ty)
+            dt = dtype_of(ty)
+            if dt == np.bool_:
+                raise NotModelled(f"vector.reduce.{op} of i1")
+            x = signed(v) if op in ("smax", "smin") else v
+            with np.errstate(over="ignore"):
+                return _INT_REDUCE[op].reduce(x, axis=-1).astype(dt)
+        return run
+    return compile_
+
+
 def _fma(a, b, c):
     return a * b + c  # exact product in float64 for half/float operands, one addition, then one rounding
 
@@ -179,6 +204,7 @@ MATH = {
     "llvm.smul.with.overflow": _overflow("smul"), "llvm.umul.with.overflow": _overflow("umul"),
     "llvm.uadd.sat": _int_fn(_sat("uadd")), "llvm.usub.sat": _int_fn(_sat("usub")),
     "llvm.sadd.sat": _int_fn(_sat("sadd")), "llvm.ssub.sat": _int_fn(_sat("ssub")),
+    **{f"llvm.vector.reduce.{op}": _vector_reduce(op) for op in (*_INT_REDUCE, "fmax", "fmin")},
     "llvm.lifetime.start": lambda ins, args, kernel: (lambda ex: None),
     "llvm.lifetime.end": lambda ins, args, kernel: (lambda ex: None),
 }

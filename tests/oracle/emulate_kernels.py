@@ -90,3 +90,9 @@ def _to_fp8(x, out, N: tl.constexpr):
     offs = tl.arange(0, N)
     v = tl.load(x + offs)
     tl.store(out + offs, v.to(tl.float8e4b8).to(tl.float32))
+
+
+@triton.jit
+def _to_fp16_rtz(x, out, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out + offs, tl.load(x + offs).to(tl.float16, fp_downcast_rounding="rtz"))

@@ -13,7 +13,7 @@ from gfxhound.oracle.emulate.errors import NotModelled  # noqa: E402
 from gfxhound.oracle.emulate.memory import EmulatedFault, GlobalMemory  # noqa: E402
 from gfxhound.oracle.emulate.intrinsics import DeviceAssertion  # noqa: E402
 
-from emulate_kernels import (_contended_atomics, _dot, _masked_add, _row_sum, _scan_and_early_exit,  # noqa: E402
+from emulate_kernels import (_contended_atomics, _dot, _masked_add, _row_sum, _scan_and_early_exit, _to_fp16_rtz,  # noqa: E402
                              _to_fp8, _transpose, emulate)
 
 
@@ -84,6 +84,24 @@ def test_fp8_fnuz_round_trip_on_gfx942():
     compiled = emulate(_to_fp8, (1,), [x, out], {"N": 512}, num_warps=4)
     assert "cvt.pk.fp8.f32" in compiled.asm["llir"]  # the hardware conversion, not a software sequence
     assert torch.equal(out, x.to(torch.float8_e4m3fnuz).float())
+
+
+def test_fp16_round_toward_zero_on_gfx942():
+    """x.to(fp16, rtz) lowers to v_cvt_pkrtz_f16_f32 on gfx942: every result is the fp16 value next to x toward
+    zero (65504 past the range), exactly."""
+    x = torch.cat([torch.randn(500) * 1000, torch.tensor([65519.0, 70000.0, -70000.0, 1 + 2.0**-12, -(1 + 2.0**-12),
+                                                          3e-8, 0.0, -0.0, float("inf"), 1 / 3, -1 / 3, 2.0**-24])])
+    out = torch.zeros(512, dtype=torch.float16)
+    compiled = emulate(_to_fp16_rtz, (1,), [x, out], {"N": 512}, num_warps=4)
+    assert "cvt.pkrtz" in compiled.asm["llir"]
+    x64, got = x.double(), out.double()
+    finite = torch.isfinite(x64)
+    assert (got[finite].abs() <= x64[finite].abs()).all()  # never away from zero
+    nearest = x.to(torch.float16).double()
+    step_down = torch.from_numpy(np.nextafter(nearest.to(torch.float16).numpy(), np.float16(0))).double()
+    expected = torch.where(nearest.abs() > x64.abs(), step_down, nearest)
+    assert torch.equal(got[finite], expected[finite])
+    assert got[500:503].tolist() == [65504.0, 65504.0, -65504.0] and got[-4].item() == float("inf")  # inf is exact
 
 
 # --- hand-written IR: what a compile does not pin down -------------------------------------------------------------
@@ -206,3 +224,30 @@ def test_a_trap_path_is_no_exit_so_the_other_lanes_reconverge_after_it():
     branch = next(n for n, b in kernel.fn.blocks.items() if b.body[-1].op == "br" and len(b.body[-1].ops) == 1)
     returns = next(n for n, b in kernel.fn.blocks.items() if b.body[-1].op == "ret")
     assert kernel.ipdom[branch] == returns
+
+
+VECTOR_REDUCE = """
+define amdgpu_kernel void @k(ptr addrspace(1) %0) {
+  %2 = call i32 @llvm.amdgcn.workitem.id.x()
+  %3 = zext i32 %2 to i64
+  %4 = getelementptr <2 x i32>, ptr addrspace(1) %0, i64 %3
+  %5 = load <2 x i32>, ptr addrspace(1) %4, align 8
+  %6 = call i32 @llvm.vector.reduce.OP.v2i32(<2 x i32> %5)
+  %7 = getelementptr i32, ptr addrspace(1) %0, i64 %3
+  call void @llvm.amdgcn.s.barrier()
+  store i32 %6, ptr addrspace(1) %7, align 4
+  ret void
+}
+"""
+
+
+@pytest.mark.parametrize("op,fn", [("add", lambda a, b: a + b), ("mul", lambda a, b: a * b),
+                                   ("xor", lambda a, b: a ^ b), ("or", lambda a, b: a | b),
+                                   ("smax", np.maximum), ("smin", np.minimum),
+                                   ("umax", lambda a, b: np.maximum(a.view(np.uint32), b.view(np.uint32)).view(np.int32))])
+def test_vector_reduce_of_integers_wraps_in_its_width(op, fn):
+    rng = np.random.default_rng(3)
+    pairs = rng.integers(-2**31, 2**31, size=(64, 2), dtype=np.int64).astype(np.int32)
+    got = _run_ir(VECTOR_REDUCE.replace("OP", op), pairs.reshape(-1).copy())[:64]
+    with np.errstate(over="ignore"):
+        assert (got == fn(pairs[:, 0], pairs[:, 1]).astype(np.int32)).all()
