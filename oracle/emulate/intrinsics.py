@@ -297,11 +297,11 @@ def _to_lds(buffer, deferred):
             lds = (first[:, None] + offset + np.arange(ex.kernel.wave_size) * size).reshape(ex.n)
             lanes = np.flatnonzero(ex.mask)
             raw = access.to_bytes(data, lanes, ex.n, ty)
-            write = (lds[lanes].astype(np.uint32), raw, lanes)
+            write = (ins.line, lds[lanes].astype(np.uint32), raw, lanes)  # the line: a race names this load
             if deferred:
                 ex.env.setdefault("__async_open", []).append(write)
             else:
-                ex.memories.store(3, *write)
+                _land(ex, write)
         return run
     return compile_
 
@@ -328,8 +328,15 @@ def _wait_asyncmark(ins, args, kernel):
         groups = ex.env.setdefault("__async_groups", [])
         while len(groups) > keep:
             for write in groups.pop(0):
-                ex.memories.store(3, *write)
+                _land(ex, write)
     return run
+
+
+def _land(ex, write):
+    """A load's bytes arrive in LDS, checked for races under the IR line of the load that sent them."""
+    line, *store = write
+    ex.memories.line = line
+    ex.memories.store(3, *store)
 
 
 def _cvt(fn_name):
