@@ -7,6 +7,8 @@ TORCH   ?= 2.13.0
 # an older release the slow tests need (real internal compiler errors live there); its own venv, cached
 OLD_TRITON ?= 3.4.0
 OLD_VENV   ?= .venv-triton-$(OLD_TRITON)
+# OLD_EXECUTE=1: the older venv gets the CPU torch and numpy too (the interpret and emulate backends need them)
+OLD_EXECUTE ?=
 LLD     := /usr/lib/llvm-22/bin/ld.lld
 LLC     := /usr/lib/llvm-22/bin/llc
 # C-Vise: TTIR/TTGIR reduction (gfxhound reduce --level ir)
@@ -32,7 +34,8 @@ setup: tools $(VENV)/.installed
 
 $(OLD_VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(OLD_VENV)
-	$(OLD_VENV)/bin/pip install -q --disable-pip-version-check "triton==$(OLD_TRITON)" -e .
+	$(OLD_VENV)/bin/pip install -q --disable-pip-version-check "triton==$(OLD_TRITON)" -e . \
+	  $(if $(OLD_EXECUTE),"torch==$(TORCH)" numpy)
 	touch $@
 setup-old: tools $(OLD_VENV)/.installed
 
