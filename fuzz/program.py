@@ -216,27 +216,29 @@ class Walker:
             value.uses += 1
             cvars.append(Value(name, value.type))
             node["init"].append((name, value.name))
-        self.emit(depth, header)
+        # a static_range of one trip is unrolled by Triton's frontend: it is written as the straight-line code it
+        # becomes, and adds no loop to the kernel's features (the reducer turns a loop into one to remove it while
+        # its carried values keep their meaning: reduce/spec_level.py UnrollOnce)
+        once = trip == ["static", 1]
+        inner = depth if once else depth + 1
+        self.emit(depth, f"{index} = tl.full([], 0, tl.int32)" if once else header)
         body = env.child()
         body.define(Value(index, VType("t", "i32", "")))
         for c in cvars:
             body.define(Value(c.name, c.type, from_load=False))
         outer_koffs = self.koffs
         self.koffs = f"offs_K_{index}"
-        # a static_range of one trip is unrolled by Triton's frontend: straight-line code in the IR, so it adds no
-        # loop to the kernel's features (the reducer turns a loop into one to remove it: reduce/spec_level.py)
-        once = trip == ["static", 1]
         self.loops.append({"trip": trip, "once": once, "stages": int(stages) if stages is not None and
                            self.caps.has("loop:num_stages") else self.spec.launch.num_stages})
-        self.emit(depth + 1, f"{self.koffs} = {index} * BLOCK_K + tl.arange(0, BLOCK_K)")
+        self.emit(inner, f"{self.koffs} = {index} * BLOCK_K + tl.arange(0, BLOCK_K)")
         for axis in self.k_views:
-            self.emit(depth + 1, offsets_line(axis, self.koffs, index))
-        if trip[0] == "static" or self.caps.has("exclude:raw-loop-index"):
+            self.emit(inner, offsets_line(axis, self.koffs, index))
+        if not once and (trip[0] == "static" or self.caps.has("exclude:raw-loop-index")):
             # a static_range index is a constexpr (and an interpreted range index a Python int): make it i32
-            self.emit(depth + 1, f"{index} = {index} + tl.full([], 0, tl.int32)")
+            self.emit(inner, f"{index} = {index} + tl.full([], 0, tl.int32)")
         outer_nodes, self.nodes = self.nodes, []
         node["koffs"] = self.koffs
-        self.block_stmts(loop.get("body", []), body, depth + 1)
+        self.block_stmts(loop.get("body", []), body, inner)
         node["body"], self.nodes = self.nodes, outer_nodes
         self.nodes.append(node)
         yields = loop.get("yield", [])
@@ -247,7 +249,7 @@ class Walker:
             chosen.uses += 1
             node["yields"].append((c.name, chosen.name))
             if chosen.name != c.name:
-                self.emit(depth + 1, f"{c.name} = {chosen.name}")
+                self.emit(inner, f"{c.name} = {chosen.name}")
             if chosen.from_load:
                 c.from_load = True
         self.loops.pop()

@@ -252,8 +252,10 @@ def passes(caps=None):
     """The schedule. Plain deletions first (they may also re-aim operands, which often helps); with capabilities,
     deletions that keep later operands' values when the plain ones fail."""
     rebound = (DropRebound(caps),) if caps is not None else ()
-    return (DropChunks(),) + rebound + (Inline(), UnrollOnce(), DropCarried(), DropArguments(), SimplifyLaunch(),
-                                        ShrinkShapes())
+    # UnrollOnce last: a loop the kernel can lose outright (inlined once its carried values are gone) should go,
+    # not stay as one static trip
+    return (DropChunks(),) + rebound + (Inline(), DropCarried(), DropArguments(), SimplifyLaunch(), ShrinkShapes(),
+                                        UnrollOnce())
 
 
 @dataclass
