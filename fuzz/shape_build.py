@@ -88,7 +88,7 @@ class Builder:
         inner = env.child()  # mirrors Walker.for_stmt's scope, as Generator.gen_for does
         index = inner.define(Value("k", VType("t", "i32", "")))
         cvals = [inner.define(Value(f"c{i}", v.type)) for i, v in enumerate(carried)]
-        gen.walker.loops.append({"trip": list(trip), "once": list(trip) == ["static", 1]})
+        gen.walker.loops.append({"trip": list(trip)})
         saved = (self.env, self.body, self.depth)
         self.env, self.body, self.depth = inner, node["body"], self.depth + 1
         try:

@@ -113,7 +113,7 @@ class Generator:
         inner.define(Value("k", VType("t", "i32", "")))
         carried = [tensors[-1 - (r % len(tensors))] for r in carry]
         cvals = [inner.define(Value(f"c{i}", v.type)) for i, v in enumerate(carried)]
-        self.walker.loops.append({"trip": trip, "once": trip == ["static", 1]})
+        self.walker.loops.append({"trip": trip})
         if kloop and self.spec.meta.get("mx"):
             self.mx_body(inner, loop["body"], cvals[0])
         elif kloop:

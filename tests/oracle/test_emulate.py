@@ -13,8 +13,8 @@ from gfxhound.oracle.emulate.errors import NotModelled  # noqa: E402
 from gfxhound.oracle.emulate.memory import EmulatedFault, GlobalMemory  # noqa: E402
 from gfxhound.oracle.emulate.intrinsics import DeviceAssertion  # noqa: E402
 
-from emulate_kernels import (_contended_atomics, _dot, _masked_add, _row_sum, _scan_and_early_exit, _to_fp16_rtz,  # noqa: E402
-                             _to_fp8, _transpose, emulate)
+from emulate_kernels import (_contended_atomics, _dot, _masked_add, _row_sum, _scan_and_early_exit,  # noqa: E402
+                             _to_fp16_rtz, _to_fp8, _transpose, emulate)
 
 
 def test_masked_elementwise_is_exact_and_leaves_the_tail_alone():
@@ -244,7 +244,8 @@ define amdgpu_kernel void @k(ptr addrspace(1) %0) {
 @pytest.mark.parametrize("op,fn", [("add", lambda a, b: a + b), ("mul", lambda a, b: a * b),
                                    ("xor", lambda a, b: a ^ b), ("or", lambda a, b: a | b),
                                    ("smax", np.maximum), ("smin", np.minimum),
-                                   ("umax", lambda a, b: np.maximum(a.view(np.uint32), b.view(np.uint32)).view(np.int32))])
+                                   ("umax", lambda a, b: np.maximum(a.view(np.uint32), b.view(np.uint32)).view(
+                                       np.int32))])
 def test_vector_reduce_of_integers_wraps_in_its_width(op, fn):
     rng = np.random.default_rng(3)
     pairs = rng.integers(-2**31, 2**31, size=(64, 2), dtype=np.int64).astype(np.int32)

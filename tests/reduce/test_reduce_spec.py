@@ -102,8 +102,9 @@ def test_an_interrupted_reduction_keeps_its_best_result():
 
 def test_unrolling_a_loop_to_one_trip_keeps_every_op_and_drops_the_loop_from_the_shape():
     """The reducer's way to remove a loop that carries values: one trip of tl.static_range, which Triton's frontend
-    unrolls, written as the straight-line code it becomes. Every op keeps its operands (inlining the body instead re-aims the loop's results at other values), and
-    the kernel's features, hence a reduced wrong result's shape, no longer name a loop."""
+    unrolls, written as the straight-line code it becomes. Every op keeps its operands (inlining the body instead
+    re-aims the loop's results at other values), and the kernel's features, hence a reduced wrong result's shape, no
+    longer name a loop."""
     from gfxhound.reduce.spec_level import UnrollOnce
     caps = assume_all("gfx942")
     checked = 0
