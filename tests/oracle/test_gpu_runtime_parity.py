@@ -51,16 +51,22 @@ def test_compile_only_ttir_equals_the_runtime_ttir(tmp_path):
     torch_dtypes = {**TORCH, "u8": torch.uint8, "i16": torch.int16, "u16": torch.uint16, "u32": torch.uint32,
                     "u64": torch.uint64}
     compared, rejected, reasons = 0, 0, Counter()
+    # kernel shapes include tensor descriptors made on the device (the descriptor template): the runtime asks for
+    # their global scratch through triton.set_allocator, as a user's program must set it
+    from gfxhound.oracle.user_data import set_device_allocator
+    set_device_allocator("cuda")
     for i, spec in enumerate(itertools.islice(spec_stream(caps, seed=77), KERNELS)):
         for arg in spec.inputs:
             arg.pop("huge", None)  # a real > 2 GB buffer per kernel is not worth it here
         rendered = render(spec, caps)
         (tmp_path / f"k{i}").mkdir()
         kernel = load_kernel(rendered.source, tmp_path / f"k{i}" / "kernel.py", rendered.kernel_name)
+        ours_error = launch_error = ""
         try:
             ours = compat.compile_for_target(kernel, rendered.args, target, rendered.options)
         except Exception as exc:  # noqa: BLE001 - a kernel this backend rejects: the runtime must reject it too
             ours = None
+            ours_error = f"{type(exc).__name__}: {str(exc).strip()[-300:]}"
             reasons[str(exc).strip().splitlines()[-1][:100]] += 1
         values, constexprs = [], {}
         for arg in rendered.args:
@@ -76,9 +82,12 @@ def test_compile_only_ttir_equals_the_runtime_ttir(tmp_path):
             launched = kernel[rendered.grid](*values, **constexprs, num_warps=rendered.options["num_warps"],
                                             num_stages=rendered.options["num_stages"])
             torch.cuda.synchronize()
-        except Exception:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001
             launched = None
-        assert (ours is None) == (launched is None), f"kernel {i}: only one side compiled\n{rendered.source}"
+            launch_error = f"{type(exc).__name__}: {str(exc).strip()[-300:]}"
+        assert (ours is None) == (launched is None), (f"kernel {i}: only one side compiled (compile-only: "
+                                                      f"{ours_error or 'ok'}; launch: {launch_error or 'ok'})\n"
+                                                      f"{rendered.source[-2000:]}")
         if ours is None:
             rejected += 1
             continue
