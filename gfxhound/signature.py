@@ -319,3 +319,21 @@ def family_key(verdict, stage, normalised):
     """The family a signature belongs to: its identity with element-type and format names blanked."""
     blob = json.dumps([verdict, stage, _DTYPE_NAMES.sub("<type>", normalised or "")])
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+_ASSERT_AT = re.compile(r"(?:^|\s)(?:\S+: )?(?:[^\s:]*/)?([\w.+-]+\.(?:cpp|cc|c|h|hpp|inc|td)):(\d+):.*?"
+                        r"(Assertion [`'].*?' failed\.?)")
+_PATH = re.compile(r"(?<![\w.])(?:/[^\s/:'\"`]+)+/([^\s/:'\"`]+)")
+
+
+def headline(message: str) -> str:
+    """The line a person reads for the cause: the compiler's own diagnostic (after the `RuntimeError: PassManager::run
+    failed | ` wrapper), an assertion as `File.cpp:LINE: Assertion `...' failed.` without the build's directory and
+    the templated function between them, paths shortened to their file names. Never cut: a summary that shows 120
+    characters of a build path hides the assertion."""
+    first = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+    native = first.split(" | ", 1)[1] if " | " in first else first
+    found = _ASSERT_AT.search(native)
+    if found:
+        return f"{found.group(1)}:{found.group(2)}: {found.group(3)}"
+    return _PATH.sub(r"\1", native).strip()

@@ -10,7 +10,7 @@ from gfxhound.fuzz.render import launch_options, render
 from gfxhound.oracle.judge import defects, judge_compile, judge_execute
 from gfxhound.oracle.repro import write_repro
 from gfxhound.corpus_store.layout import example_files
-from gfxhound.signature import environment_reason, family_key
+from gfxhound.signature import environment_reason, family_key, headline
 
 from .config import CampaignError
 from .stats import features_of
@@ -198,7 +198,7 @@ class Recording:
         self.stats.findings[finding.signature] = {
             "id": finding.signature, "signature": finding.signature, "verdict": finding.verdict,
             "stage": finding.stage, "normalised": finding.normalised,
-            "first_error_line": finding.message.splitlines()[0][:300] if finding.message else "",
+            "first_error_line": headline(finding.message),
             "target": execution.target, "configuration": finding.configuration,
             "family": family_key(finding.verdict, finding.stage, finding.normalised),
             "count_this_run": self.stats.findings.get(

@@ -56,11 +56,15 @@ def features_of(spec, features, arch):
     return feats
 
 
+# the JSON summary's schema (docs/schemas/fuzz-summary.json); bump on a change a reader must know of
+SUMMARY_FORMAT = "gfxhound.fuzz-summary/1"
+
+
 def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
     duration = time.time() - stats.started
     n = max(1, stats.kernels)
     summary = {
-        "toolchain": toolchain, "targets": config.targets, "backend": config.backend, "seed": config.seed,
+        "format": SUMMARY_FORMAT, "toolchain": toolchain, "targets": config.targets, "backend": config.backend, "seed": config.seed,
         "kernels": stats.kernels, "duration_s": round(duration, 2), "kernels_per_s": round(stats.kernels / max(
             duration, 1e-9), 3), "interrupted": stats.interrupted, "unfinished": stats.unfinished,
         "stopped_by": stats.stopped_by, "pool_restarts": stats.pool_restarts,

@@ -8,13 +8,16 @@ import signal
 import sys
 from pathlib import Path
 
-from .common import KNOWN_ARCHS, UserError, cache_dir, default_lld, need_module
+from .common import KNOWN_ARCHS, UserError, cache_dir, check_llc, default_lld, need_module, need_triton, positive
 
 
 def add_fuzz(sub):
-    fuzz = sub.add_parser("fuzz", help="run a fuzz campaign")
+    fuzz = sub.add_parser("fuzz", help="run a fuzz campaign",
+                          description="Generate random valid Triton kernels, compile them for AMD targets (and run them with --backend interpret|emulate|device), judge each, and record every distinct bug once in the corpus. Exit 0 when the campaign ran (1 with --fail-on-new when a new finding appeared; 130 after Ctrl-C, 143 after SIGTERM, with the summary written).")
     fuzz.add_argument("--target", default="gfx942", help="comma-separated AMD archs, e.g. gfx942,gfx950")
-    fuzz.add_argument("--backend", default="compile", choices=["compile", "interpret", "device", "emulate"])
+    fuzz.add_argument("--backend", default="compile", choices=["compile", "interpret", "device", "emulate"],
+                      help="compile: compile only (crashes, verifier, static checks); interpret: run on Triton's CPU "
+                           "interpreter; emulate: run the AMD LLVM IR on gfxhound's CPU executor; device: the local GPU")
     from gfxhound.oracle.planted import PLANTS
     fuzz.add_argument("--plant", choices=sorted(PLANTS), default=None,
                       help="run a planted bug's kernel family instead of the generator (mutation testing of the "
@@ -34,49 +37,33 @@ def add_fuzz(sub):
     fuzz.add_argument("--controls", type=float, default=0.0,
                       help="collectives: share of negative controls (barrier or ordering removed: sensitivity "
                            "checks of the oracle, counted apart, never findings)")
-    fuzz.add_argument("--budget", default="2m", help="duration (10m, 90s) or kernel count (5000)")
-    fuzz.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    fuzz.add_argument("--gpu-workers", type=int, default=1,
+    fuzz.add_argument("--budget", default="2m", help="duration (10m, 90s, 2h) or kernel count (5000)")
+    fuzz.add_argument("--workers", type=positive(int, 1), default=os.cpu_count() or 1,
+                      help="compile (and CPU run) worker processes")
+    fuzz.add_argument("--gpu-workers", type=positive(int, 1), default=1,
                       help="--backend device: launch workers per GPU (a launch is milliseconds amid CPU work)")
-    fuzz.add_argument("--seed", type=int, default=0)
+    fuzz.add_argument("--seed", type=int, default=0, help="the generator's seed: the same seed draws the same kernels")
     fuzz.add_argument("--shard", default="0/1", help="I/N: this machine's share of a campaign over N machines "
                       "(disjoint seeds; merge the corpora afterwards with 'gfxhound corpus merge')")
-    fuzz.add_argument("--corpus", default="corpus")
-    fuzz.add_argument("--timeout", type=float, default=60.0,
+    fuzz.add_argument("--corpus", default="corpus", help="where findings are recorded (created when missing)")
+    fuzz.add_argument("--timeout", type=positive(float), default=60.0,
                       help="the most seconds a compile may take; a first run gets 10x the running median (at least "
                            "10 s), and a kernel past that runs once more before it is a timeout")
-    fuzz.add_argument("--grace", type=float, default=30.0,
+    fuzz.add_argument("--grace", type=positive(float, 0), default=30.0,
                       help="seconds kernels still in flight get after the budget or a first Ctrl-C; then the "
                            "workers are stopped and the summary written (a second Ctrl-C, or SIGTERM, stops at once)")
     fuzz.add_argument("--verbose", action="store_true",
                       help="show the workers' own output on the console (by default it goes to each finding's "
                            "record, or is counted in the summary)")
-    fuzz.add_argument("--max-ops", type=int, default=24)
+    fuzz.add_argument("--max-ops", type=positive(int, 1), default=24, help="the most ops a random kernel has")
     fuzz.add_argument("--llc", default="off",
                       help="also run `llc -verify-machineinstrs` on every kernel's LLVM IR: off, auto (Debian's "
                            "llc-22), or a path; an llc that cannot parse the IR is skipped, never a finding")
-    fuzz.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
-    fuzz.add_argument("--quiet", action="store_true")
+    fuzz.add_argument("--json", action="store_true", help="print the summary as JSON on stdout (docs/schemas/fuzz-summary.json)")
+    fuzz.add_argument("--fail-on-new", dest="fail_on_new", action="store_true",
+                      help="exit 1 when the campaign found a finding the corpus did not have (for CI)")
+    fuzz.add_argument("--quiet", action="store_true", help="no progress lines (the summary is still printed)")
     fuzz.set_defaults(func=cmd_fuzz)
-
-
-def _need_triton():
-    """Triton is not a declared dependency (users choose triton, pytorch-triton-rocm or their own build): say so in
-    one line when none is importable, or when the one installed does not import. Checked in a child process: the
-    campaign forks its workers, and a parent that imported Triton (and its threads) forks badly."""
-    import subprocess
-    import sys
-    need_module("triton", "no Triton is importable by this Python: pip install triton (or pytorch-triton-rocm, or "
-                          "your own build's python/ directory)")
-    code = "import triton\nfrom triton.backends.compiler import GPUTarget"
-    try:
-        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        raise UserError("importing Triton did not finish in 300 s; check the installation")
-    if run.returncode != 0:
-        lines = [ln for ln in run.stderr.strip().splitlines() if ln.strip()]
-        raise UserError(f"Triton is installed but does not import ({lines[-1] if lines else 'exit %d' % run.returncode}"
-                        "); reinstall it")
 
 
 def _device_target():
@@ -96,26 +83,18 @@ def _device_target():
 def cmd_fuzz(args):
     import time
     clock_start = time.time()  # a time budget is the whole command's
-    from rich.console import Console
 
     from gfxhound.campaign import Campaign, CampaignConfig, parse_budget, summary_json
 
     targets = [t.strip() for t in args.target.split(",") if t.strip()]
+    if not targets:
+        raise UserError(f"--target {args.target!r}: name at least one arch, e.g. gfx942 (choose from "
+                        f"{', '.join(KNOWN_ARCHS)})")
     for t in targets:
         if t not in KNOWN_ARCHS:
             raise UserError(f"unknown target {t!r}; choose from {', '.join(KNOWN_ARCHS)}")
     if args.backend != "compile" and args.llc != "off":
         raise UserError("--llc checks compiled code: use it with --backend compile")
-    if args.workers < 1:
-        raise UserError("--workers must be at least 1")
-    if args.gpu_workers < 1:
-        raise UserError("--gpu-workers must be at least 1")
-    if args.timeout <= 0:
-        raise UserError("--timeout must be a positive number of seconds")
-    if args.grace < 0:
-        raise UserError("--grace must be zero or a positive number of seconds")
-    if args.max_ops < 1:
-        raise UserError("--max-ops must be at least 1")
     seconds, kernels = parse_budget(args.budget)
     lld = default_lld()
     env = {"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"),
@@ -128,10 +107,8 @@ def cmd_fuzz(args):
         if llc is None:
             raise UserError("--llc auto found no llc; install Debian's llvm-22 or give --llc PATH")
     elif args.llc != "off":
-        if not Path(args.llc).exists():
-            raise UserError(f"--llc {args.llc}: no such file")
-        llc = args.llc
-    _need_triton()  # once, here: a worker that cannot import Triton would die without a word
+        llc = check_llc(args.llc)
+    need_triton()  # once, here: a worker that cannot import Triton would die without a word
     if args.backend in ("interpret", "emulate"):
         need_module("numpy", f"--backend {args.backend} needs numpy: pip install numpy")
         need_module("torch", f"--backend {args.backend} needs torch: pip install torch==2.13.0 (a CPU build)")
@@ -188,7 +165,8 @@ def cmd_fuzz(args):
                             user=user, grace=args.grace,
                             verbose=args.verbose,
                             timeout_floor=min(10.0, args.timeout), clock_start=clock_start)
-    console = Console(stderr=True)
+    from .output import console as console_on
+    console = console_on(sys.stderr)  # progress on stderr; the summary on stdout
     campaign = Campaign(config, on_progress=_progress_printer(console, config) if not args.quiet else None)
     from gfxhound.fuzz.generate import NothingDrawn
     with _stop_on_signals(campaign):
@@ -209,8 +187,23 @@ def cmd_fuzz(args):
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
-        _print_summary(console, summary)
+        from .fuzz_summary import print_summary
+        print_summary(summary)
+    return exit_code(summary, fail_on_new=args.fail_on_new)
+
+
+def exit_code(summary, fail_on_new: bool) -> int:
+    """What CI reads: 130 after Ctrl-C and 143 after SIGTERM (128 + the signal, as a shell reports them; the
+    summary was written all the same), else 1 when --fail-on-new and a finding is new to the corpus, else 0."""
+    stopped = summary.get("stopped_by")
+    if stopped in STOP_EXITS:
+        return STOP_EXITS[stopped]
+    if fail_on_new and any(f.get("new") for f in summary.get("findings", [])):
+        return 1
     return 0
+
+
+STOP_EXITS = {"interrupt": 130, "terminate": 143}
 
 
 def _user_kernel(args, targets, env):
@@ -276,6 +269,7 @@ class _stop_on_signals:
     def handle(self, signum, frame):
         shown, reason = self.NAMES[signum]
         if not self.campaign.request_stop(reason, self.GRACE[signum]):
+            self.campaign.stats.stopped_by = self.campaign.stats.stopped_by or reason  # the exit says which signal
             raise KeyboardInterrupt
         if signum == signal.SIGTERM:
             sys.stderr.write("gfxhound: SIGTERM: stopping now; the summary and the corpus are written\n")
@@ -298,58 +292,6 @@ def _progress_printer(console, config):
         console.print(f"[dim]{now - stats.started:6.0f}s[/] kernels={stats.kernels} "
                       f"({stats.rate():.1f}/s) {verdicts} new_signatures={stats.new_signatures}", highlight=False)
     return show
-
-
-def _print_summary(console, summary):
-    from rich.table import Table
-    console.print(f"[bold]gfxhound fuzz[/]: {summary['kernels']} kernels in {summary['duration_s']} s "
-                  f"({summary['kernels_per_s']}/s) with {summary['toolchain']} on {', '.join(summary['targets'])}"
-                  + ("  [yellow](interrupted)[/]" if summary["interrupted"] else "")
-                  + (f"  [yellow]({summary['unfinished']} kernels still running when the campaign stopped; "
-                     "not judged)[/]" if summary.get("unfinished") else ""), highlight=False)
-    table = Table()
-    table.add_column("verdict")
-    table.add_column("kernels", justify="right")
-    for verdict, count in sorted(summary["verdicts"].items()):
-        table.add_row(verdict, str(count))
-    console.print(table)
-    spec = summary.get("specialisation") or {}
-    if spec.get("pointer_args"):  # compile backend only
-        from gfxhound.oracle.specialisation_stats import summary_line
-        console.print(summary_line(spec), highlight=False)
-    if summary["findings"]:
-        from gfxhound.families import groups, headline
-        found = Table(title=f"findings: {headline(summary['findings'])}")
-        for col in ("id", "verdict", "stage", "target", "new", "first error line"):
-            found.add_column(col)
-        for group in groups(summary["findings"]):
-            many = len(group["members"]) > 1
-            for f in group["members"]:
-                label = ("forced: " if group["forced"] else "") + (f"family {group['family'][:8]}: " if many else "")
-                found.add_row(f["id"], f["verdict"], f["stage"], f["target"], "yes" if f["new"] else "",
-                              label + f["first_error_line"][:100])
-        console.print(found)
-    for miss in summary.get("coverage_floors", {}).get("missed", []):
-        console.print(f"[yellow]coverage below its floor[/]: {miss['floor']} in {miss['share']:.1%} of kernels "
-                      f"(floor {miss['least']})", highlight=False)
-    blowups = summary.get("timeouts") or {}
-    if blowups.get("suspected"):
-        medians = ", ".join(f"{arch} {m} s" for arch, m in blowups.get("median_s", {}).items())
-        waiting = blowups["suspected"] - blowups.get("confirmed", 0) - blowups.get("cleared", 0)
-        console.print(f"compile-time blow-ups: {blowups['suspected']} kernels ran past {blowups['factor']:.0f}x "
-                      f"the median compile ({medians}; at least {blowups['floor_s']:.0f} s): "
-                      f"{blowups.get('confirmed', 0)} ran out again (timeout findings), {blowups.get('cleared', 0)} "
-                      f"finished on their second run" + (f", {waiting} still waiting for it when the campaign "
-                                                         "stopped" if waiting else ""), highlight=False)
-    stray = summary.get("worker_output") or {}
-    if stray.get("lines"):
-        console.print(f"[dim]the workers printed {stray['lines']} lines outside any kernel's record, kept in "
-                      f"{stray.get('kept_in')} (--verbose shows them); the last: {stray['last'][-1][:160]}[/]",
-                      highlight=False)
-    if summary["user_errors"]:
-        console.print("[bold]user errors[/] (legitimate rejections; the generator should avoid them):")
-        for message, count in summary["user_errors"].items():
-            console.print(f"  {count} x {message}", highlight=False)
 
 
 def _shard_seed(seed: int, shard: str) -> int:

@@ -271,5 +271,5 @@ def _now() -> str:
 
 def _seconds(budget: str) -> float:
     """A duration budget in seconds; a kernel count (no unit) is bounded by the stage timeout alone."""
-    found = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smh])", budget.strip())
-    return float(found.group(1)) * {"s": 1, "m": 60, "h": 3600}[found.group(2)] if found else 0.0
+    from gfxhound.campaign.config import parse_budget
+    return parse_budget(budget)[0] or 0.0

@@ -21,6 +21,9 @@ def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
                    "--corpus", str(tmp_path / "c"), "--json", "--seed", "7")
     assert proc.returncode == 0, proc.stderr[-2000:]
     summary = json.loads(proc.stdout)
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / "fuzz-summary.json").read_text())
+    jsonschema.validate(summary, schema)
     assert summary["kernels"] == 24
     assert sum(summary["verdicts"].values()) == 24
     assert summary["verdicts"].get("unresolved", 0) == 0, summary["unresolved"]
@@ -52,7 +55,7 @@ def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
     (["fuzz", "--gpu-workers", "0", "--budget", "1"], "--gpu-workers"),
     (["fuzz", "--shape", "attention,gemv", "--budget", "1"], "unknown shape 'gemv'"),
     (["fuzz", "--shape", "attention", "--family", "collectives", "--budget", "1"], "--shape draws single-rank"),
-    (["corpus", "show", "feedbeef"], "no finding matches"),
+    (["corpus", "show", "feedbeef"], "no corpus at"),  # a corpus that does not exist is not an empty one
 ])
 def test_user_errors_are_one_line(gfxhound_bin, tmp_path, args, words):
     proc = run_cli(gfxhound_bin, *args, "--corpus", str(tmp_path / "c"))
@@ -114,7 +117,7 @@ def test_campaign_killed_mid_write_leaves_a_loadable_corpus(gfxhound_bin, tmp_pa
             json.loads((example / "spec.json").read_text())
             json.loads((example / "run.json").read_text())
     listed = run_cli(gfxhound_bin, "corpus", "list", "--corpus", str(root), "--json")
-    assert listed.returncode == 0 and len(json.loads(listed.stdout)) == len(findings)
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)["findings"]) == len(findings)
 
 
 def _stop_mid_campaign(gfxhound_bin, root, sig, *extra):
@@ -131,7 +134,7 @@ def _stop_mid_campaign(gfxhound_bin, root, sig, *extra):
 def test_ctrl_c_keeps_what_was_found(gfxhound_bin, tmp_path):
     root = tmp_path / "c"
     proc, took, out, err = _stop_mid_campaign(gfxhound_bin, root, signal.SIGINT)
-    assert proc.returncode == 0, err[-2000:]
+    assert proc.returncode == 130, err[-2000:]  # what a shell reports for a Ctrl-C; the summary is still written
     summary = json.loads(out)
     assert summary["interrupted"] is True and summary["stopped_by"] == "interrupt"
     assert "Ctrl-C: no new kernels" in err
@@ -144,7 +147,7 @@ def test_sigterm_writes_the_summary_within_the_grace(gfxhound_bin, tmp_path):
     finding), and the campaign still writes its summary and keeps its corpus."""
     root = tmp_path / "c"
     proc, took, out, err = _stop_mid_campaign(gfxhound_bin, root, signal.SIGTERM, "--grace", "5")
-    assert proc.returncode == 0, err[-2000:]
+    assert proc.returncode == 143, err[-2000:]  # 128 + SIGTERM: CI tells a cancelled job from a finished one
     summary = json.loads(out)
     assert summary["stopped_by"] == "terminate" and summary["interrupted"] is True
     assert took < 5 + 20, took
@@ -191,3 +194,23 @@ def test_a_triton_that_does_not_import_is_one_line_before_any_worker(tmp_path):
     assert proc.stderr.strip() == ("gfxhound: Triton is installed but does not import (ImportError: libtriton.so: "
                                    "cannot open shared object file); reinstall it")
     assert not (tmp_path / "c").exists()
+
+
+def test_fail_on_new_and_a_summary_a_ci_log_can_use(gfxhound_bin, tmp_path):
+    """--fail-on-new exits 1 when the campaign found what the corpus did not have, 0 when it found only known
+    findings; the summary is on stdout, and in a log (not a terminal) every id is whole and every first error line
+    complete, however long."""
+    args = ["fuzz", "--target", "gfx942", "--budget", "8", "--workers", "2", "--corpus", str(tmp_path / "c"),
+            "--seed", "3", "--quiet", "--fail-on-new"]
+    first = run_cli(gfxhound_bin, *args)
+    ids = [f.signature for f in Corpus(tmp_path / "c").findings()]
+    assert ids, "seed 3's first 8 kernels on gfx942 have findings (Triton 3.9.0's memory-model rule)"
+    assert first.returncode == 1, first.stderr[-2000:]
+    assert first.stderr.strip() == "", first.stderr  # --quiet: no progress; the summary is stdout's
+    for signature in ids:
+        assert signature in first.stdout.split(), first.stdout  # a whole word: never cut by a column width
+    for finding in Corpus(tmp_path / "c").findings():
+        from gfxhound.signature import headline
+        assert headline(finding.message) in first.stdout
+    again = run_cli(gfxhound_bin, *args)
+    assert again.returncode == 0, again.stdout + again.stderr[-2000:]  # the same kernels: nothing new

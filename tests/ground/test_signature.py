@@ -147,3 +147,23 @@ def test_the_folders_above_triton_do_not_change_a_bugs_frames():
     found = [summarise(trace.format(root=root), "exception") for root in roots]
     assert {tuple(f["frames"]) for f in found} == {("compile", "make_llir")}
     assert len({f["signature"] for f in found}) == 1
+
+
+def test_the_headline_is_the_diagnostic_not_the_build_path():
+    """A summary shows the line that says what broke: the assertion (with its file and line, not the build
+    directory and the templated function between them), the LLVM ERROR text, paths cut to file names."""
+    from gfxhound.signature import headline
+    ice = ("RuntimeError: PassManager::run failed | python: /root/.triton/llvm/llvm-8957e64a-almalinux-x64/include/"
+           "llvm/ADT/SmallVector.h:292: reference llvm::SmallVectorTemplateCommon<mlir::Value>::operator[](size_type)"
+           " [T = mlir::Value]: Assertion `idx < size()' failed.")
+    assert headline(ice) == "SmallVector.h:292: Assertion `idx < size()' failed."
+    assert headline("RuntimeError: PassManager::run failed | LLVM ERROR: Fatal pipeliner error\nmore") == \
+        "LLVM ERROR: Fatal pipeliner error"
+    linked = ("RuntimeError: LLD failed to link hsaco source /tmp/tmpahtr0az2 into object file /tmp/tmpl2_i73f8 "
+              "because | error: amdgpu_user_sgpr_count smaller than than implied by enabled user SGPRs")
+    assert headline(linked) == "error: amdgpu_user_sgpr_count smaller than than implied by enabled user SGPRs"
+    assert headline("error: cannot open /home/me/work/kernel.py for reading") == \
+        "error: cannot open kernel.py for reading"
+    long = "out_0 (fp32, store): 192 of 256 elements wrong; " + "[0] expected 1, got 2; " * 20
+    assert headline(long) == long.strip()  # never cut
+    assert headline("") == ""

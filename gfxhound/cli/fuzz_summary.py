@@ -1,0 +1,61 @@
+"""A campaign's summary as people read it, on stdout (the progress lines are stderr's): the verdict counts, the
+findings with their full ids (what `gfxhound corpus show` takes) and the line that says what broke, then what the
+campaign wants the user to know. Through output.table: a table on a terminal, plain columns in a CI log."""
+from __future__ import annotations
+
+from rich.markup import escape
+
+from gfxhound.families import groups, headline
+
+from .output import console, table
+
+
+def print_summary(summary: dict, stream=None) -> None:
+    out = console(stream)
+    stopped = {"interrupt": "stopped by Ctrl-C", "terminate": "stopped by SIGTERM"}.get(summary.get("stopped_by"),
+                                                                                      "interrupted")
+    out.print(f"[bold]gfxhound fuzz[/]: {summary['kernels']} kernels in {summary['duration_s']} s "
+              f"({summary['kernels_per_s']}/s) with {summary['toolchain']} on {', '.join(summary['targets'])}"
+              + (f"  [yellow]({stopped})[/]" if summary["interrupted"] else "")
+              + (f"  [yellow]({summary['unfinished']} kernels still running when the campaign stopped; "
+                 "not judged)[/]" if summary.get("unfinished") else ""))
+    table(["verdict", "kernels"], [[v, str(n)] for v, n in sorted(summary["verdicts"].items())],
+          keep=("verdict", "kernels"), stream=stream)
+    spec = summary.get("specialisation") or {}
+    if spec.get("pointer_args"):  # compile backend only
+        from gfxhound.oracle.specialisation_stats import summary_line
+        out.print(escape(summary_line(spec)))
+    if summary["findings"]:
+        rows = []
+        for group in groups(summary["findings"]):
+            many = len(group["members"]) > 1
+            for f in group["members"]:
+                label = ("forced: " if group["forced"] else "") + (f"family {group['family'][:8]}: " if many else "")
+                rows.append([f["id"], f["verdict"], f["stage"] or "-", f["target"], "yes" if f["new"] else "",
+                             label + f["first_error_line"]])
+        table(["id", "verdict", "stage", "target", "new", "first error line"], rows,
+              title=f"findings: {headline(summary['findings'])}", keep=("id", "verdict", "new"), stream=stream)
+    for miss in summary.get("coverage_floors", {}).get("missed", []):
+        out.print(f"[yellow]coverage below its floor[/]: {miss['floor']} in {miss['share']:.1%} of kernels "
+                  f"(floor {miss['least']})")
+    _blowups(out, summary.get("timeouts") or {})
+    stray = summary.get("worker_output") or {}
+    if stray.get("lines"):
+        out.print(f"[dim]the workers printed {stray['lines']} lines outside any kernel's record, kept in "
+                  f"{stray.get('kept_in')} (--verbose shows them); the last: {escape(stray['last'][-1])}[/]")
+    if summary["user_errors"]:
+        out.print("[bold]user errors[/] (legitimate rejections; the generator should avoid them):")
+        for message, count in summary["user_errors"].items():
+            out.print(f"  {count} x {escape(message)}")
+
+
+def _blowups(out, blowups: dict) -> None:
+    if not blowups.get("suspected"):
+        return
+    medians = ", ".join(f"{arch} {m} s" for arch, m in blowups.get("median_s", {}).items())
+    waiting = blowups["suspected"] - blowups.get("confirmed", 0) - blowups.get("cleared", 0)
+    out.print(f"compile-time blow-ups: {blowups['suspected']} kernels ran past {blowups['factor']:.0f}x "
+              f"the median compile ({medians}; at least {blowups['floor_s']:.0f} s): "
+              f"{blowups.get('confirmed', 0)} ran out again (timeout findings), {blowups.get('cleared', 0)} "
+              f"finished on their second run" + (f", {waiting} still waiting for it when the campaign "
+                                                 "stopped" if waiting else ""))
