@@ -54,9 +54,9 @@ def test_a_narrow_terminal_shows_whole_ids_and_whole_lines(columns):
     assert all(len(line.rstrip("\r")) <= columns for line in lines), text
     for finding in SUMMARY["findings"]:
         assert finding["id"] in text, text
-    folded = " ".join(" ".join(line.split()) for line in lines)
-    assert "END1" in folded and "END2" in folded  # folded onto more lines, not cut
-    assert "TritonAMDGPUAccelerateM" in text  # brackets in a message are text, not rich markup
+    squashed = re.sub(r"\s+", "", text)  # a long line folds onto more lines: its characters are all there
+    assert "END1" in squashed and "END2" in squashed
+    assert "[passTritonAMDGPUAccelerateMatmul]" in squashed  # brackets in a message are text, not rich markup
 
 
 def test_a_ci_log_gets_plain_lines():
