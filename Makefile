@@ -15,16 +15,21 @@ LLC     := /usr/lib/llvm-22/bin/llc
 CVISE   := /usr/bin/cvise
 # older llc releases: the LLVM release bisection test (gfxhound bisect --llc 14..22)
 OLD_LLCS := /usr/lib/llvm-14/bin/llc /usr/lib/llvm-15/bin/llc /usr/lib/llvm-16/bin/llc /usr/lib/llvm-19/bin/llc
+# ShellCheck: the workflow test checks every `run:` step of .github/workflows with it
+SHELLCHECK := /usr/bin/shellcheck
+# root installs with apt-get itself; anyone else (a GitHub runner's user, a developer) through sudo
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUDGET  ?= 2m
 TARGETS ?= gfx942
 JOBS    ?= 2
 
 .PHONY: setup setup-old tools fuzz-demo test test-fast bench clean
 
-tools: $(LLD) $(LLC) $(CVISE) $(OLD_LLCS)
-$(LLD) $(LLC) $(CVISE) $(OLD_LLCS):
-	@command -v apt-get >/dev/null || { echo "need Debian's lld-22, llvm-22, llvm-14/15/16/19 and cvise (apt-get install lld-22 llvm-22 llvm-14 llvm-15 llvm-16 llvm-19 cvise)"; exit 1; }
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lld-22 llvm-22 llvm-14 llvm-15 llvm-16 llvm-19 cvise >/dev/null
+tools: $(LLD) $(LLC) $(CVISE) $(OLD_LLCS) $(SHELLCHECK)
+$(LLD) $(LLC) $(CVISE) $(OLD_LLCS) $(SHELLCHECK):
+	@command -v apt-get >/dev/null || { echo "need Debian's lld-22, llvm-22, llvm-14/15/16/19, cvise and shellcheck (apt-get install lld-22 llvm-22 llvm-14 llvm-15 llvm-16 llvm-19 cvise shellcheck)"; exit 1; }
+	@[ -z "$(SUDO)" ] || command -v sudo >/dev/null || { echo "installing lld-22, llvm-22, llvm-14/15/16/19, cvise and shellcheck needs root or sudo"; exit 1; }
+	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lld-22 llvm-22 llvm-14 llvm-15 llvm-16 llvm-19 cvise shellcheck >/dev/null
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -49,6 +54,11 @@ test: setup setup-old
 
 test-fast: setup
 	$(VENV)/bin/pytest -n $(JOBS) -q -m "not slow" tests
+
+# the GitHub workflows' shell steps, run here for two nights with short budgets (ci/README.md: the dry run)
+.PHONY: dry-run-ci
+dry-run-ci: setup
+	$(VENV)/bin/python ci/dry-run.py --nights 2 --empty-corpus
 
 bench: setup
 	$(VENV)/bin/python -P bench/throughput.py
