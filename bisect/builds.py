@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gfxhound import procgroup
 from gfxhound.atomic import write_atomic
 
 BUILD_TIMEOUT_S = 6 * 3600
@@ -206,8 +207,9 @@ class BuildCache:
                 logfile.write("$ " + " ".join(argv) + "\n")
                 logfile.flush()
                 try:
-                    proc = subprocess.run(argv, cwd=src, env=env, stdout=logfile, stderr=subprocess.STDOUT,
-                                          timeout=self.recipe.timeout)
+                    # the build's compilers (make -j, ninja) die with it on a timeout (procgroup)
+                    proc = procgroup.run(argv, cwd=src, env=env, stdout=logfile, stderr=subprocess.STDOUT,
+                                         timeout=self.recipe.timeout)
                     failed = proc.returncode != 0 and f"`{argv[0]}` exited {proc.returncode}"
                     transient = proc.returncode < 0  # killed (the OOM killer): try again next time
                 except subprocess.TimeoutExpired:

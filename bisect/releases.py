@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from gfxhound import procgroup
 
 PIP_TIMEOUT_S = 1800
 
@@ -91,11 +92,12 @@ class VenvCache:
                 log(f"building the venv for triton {version} (once; cached in {self.root})")
             start = time.time()
             try:
-                subprocess.run([self.base_python, "-m", "venv", str(target)], check=True, timeout=300,
-                               capture_output=True)
-                proc = subprocess.run([str(target / "bin" / "python"), "-m", "pip", "install", "-q",
-                                       "--disable-pip-version-check", f"triton=={version}"],
-                                      capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+                # venv's ensurepip child and pip's build children die with them on a timeout (procgroup)
+                procgroup.run([self.base_python, "-m", "venv", str(target)], check=True, timeout=300,
+                              capture_output=True)
+                proc = procgroup.run([str(target / "bin" / "python"), "-m", "pip", "install", "-q",
+                                      "--disable-pip-version-check", f"triton=={version}"],
+                                     capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
             except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
                 shutil.rmtree(target, ignore_errors=True)
                 raise ReleaseError(f"cannot build the venv for triton {version}: {str(exc)[:200]}") from None

@@ -11,6 +11,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from . import procgroup
+
 EXIT_ABSENT, EXIT_PRESENT, EXIT_CANNOT_TEST = 0, 1, 125
 PRESENT, ABSENT, SKIP = "present", "absent", "skip"
 _WORDS = {EXIT_ABSENT: "absent", EXIT_PRESENT: "present", EXIT_CANNOT_TEST: "cannot test"}
@@ -45,8 +47,8 @@ def run_probe(argv: list, timeout: float, expect: str | None = None, env: dict |
     """(outcome, detail): detail is the output's last line (or why it could not be judged)."""
     run_env = dict(os.environ, **(env or {}))
     try:
-        proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                              env=run_env, errors="replace")
+        proc = procgroup.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                             env=run_env, errors="replace")  # a repro's compile child dies with it
     except subprocess.TimeoutExpired:
         return SKIP, f"did not finish in {timeout:.0f} s"
     except OSError as exc:

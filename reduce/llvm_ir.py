@@ -19,6 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gfxhound import procgroup
 from gfxhound.corpus_store.layout import REDUCE_LOG, REDUCE_RECORD, REDUCED_LL
 from gfxhound.compat import llc_command, llc_verify
 
@@ -107,13 +108,13 @@ def asm_property(regex, arch, llc, timeout=60):
 
 
 def _interesting(test: Path, candidate: Path, timeout) -> bool:
-    proc = subprocess.run([sys.executable, str(test), str(candidate)], capture_output=True, text=True,
-                          timeout=timeout * 2 + 30)
+    proc = procgroup.run([sys.executable, str(test), str(candidate)], capture_output=True, text=True,
+                         timeout=timeout * 2 + 30)  # the test's llc child dies with it
     return proc.returncode == 0
 
 
 def _interesting_sh(test: Path, candidate: Path, timeout) -> bool:
-    proc = subprocess.run([str(test), str(candidate)], capture_output=True, text=True, timeout=timeout * 2 + 30)
+    proc = procgroup.run([str(test), str(candidate)], capture_output=True, text=True, timeout=timeout * 2 + 30)
     return proc.returncode == 0
 
 
@@ -193,7 +194,8 @@ def run_llvm_reduce(cmd: list, log: Path, timeout_s: float):
     """Run llvm-reduce, its output to `log`; stopped after `timeout_s` or by Ctrl-C, it keeps its best so far."""
     with open(log, "w") as logfile:
         try:
-            subprocess.run(cmd, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s, check=False)
+            # its -j test processes and their llc children die with it (procgroup)
+            procgroup.run(cmd, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired:
             logfile.write(f"\ngfxhound: llvm-reduce stopped after {timeout_s} s; keeping its best result\n")
         except KeyboardInterrupt:

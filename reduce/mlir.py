@@ -25,6 +25,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gfxhound import procgroup
 from gfxhound.corpus_store.layout import REDUCE_LOG, REDUCE_RECORD
 
 from .llvm_ir import ReduceError
@@ -102,8 +103,8 @@ def compile_file(prop: dict, path: Path) -> dict:
         env["TRITON_CACHE_DIR"] = cache
         start = time.perf_counter()
         try:
-            proc = subprocess.run([sys.executable, "-P", "-c", CHILD, json.dumps(prop), str(path)], env=env,
-                                  capture_output=True, text=True, timeout=prop.get("timeout", 120))
+            proc = procgroup.run([sys.executable, "-P", "-c", CHILD, json.dumps(prop), str(path)], env=env,
+                                 capture_output=True, text=True, timeout=prop.get("timeout", 120))
         except subprocess.TimeoutExpired:
             return {"status": "timeout", "text": "", "duration": time.perf_counter() - start}
     text = proc.stdout + proc.stderr
@@ -165,7 +166,8 @@ def reduce_mlir(source: Path, prop: dict, work: Path, cvise="cvise", jobs=2, tim
     started = time.time()
     with open(work / REDUCE_LOG, "w") as logfile:
         try:
-            subprocess.run(cmd, cwd=work, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s, check=False)
+            # C-Vise's workers, the tests they run and the compiles those start die with it (procgroup)
+            procgroup.run(cmd, cwd=work, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired:
             logfile.write(f"\ngfxhound: C-Vise stopped after {timeout_s} s; keeping its best result\n")
         except KeyboardInterrupt:  # C-Vise rewrites the file in place (--tidy): it holds the best so far

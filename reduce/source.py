@@ -17,6 +17,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from gfxhound import procgroup
 from gfxhound.atomic import write_atomic
 from gfxhound.corpus_store.layout import REDUCE_LOG
 
@@ -32,8 +33,11 @@ import re
 import subprocess
 import sys
 
-try:
-    proc = subprocess.run([{target_python!r}, {name!r}], capture_output=True, text=True, timeout={timeout})
+sys.path.append({root!r})  # appended: where gfxhound is, should this interpreter not have it installed
+from gfxhound import procgroup
+
+try:  # the script's own children (a compile) die with it on a timeout
+    proc = procgroup.run([{target_python!r}, {name!r}], capture_output=True, text=True, timeout={timeout})
 except subprocess.TimeoutExpired:
     sys.exit(1)
 sys.exit(0 if re.search({expect!r}, proc.stdout + proc.stderr, re.M) else 1)
@@ -57,8 +61,8 @@ class SourceReduction:
 
 def matches(script: Path, expect: str, python: str, timeout: float, cwd: Path | None = None) -> bool:
     try:
-        proc = subprocess.run([python, str(script)], capture_output=True, text=True, timeout=timeout,
-                              cwd=cwd or script.parent)
+        proc = procgroup.run([python, str(script)], capture_output=True, text=True, timeout=timeout,
+                             cwd=cwd or script.parent)
     except subprocess.TimeoutExpired:
         return False
     return re.search(expect, proc.stdout + proc.stderr, re.M) is not None
@@ -83,15 +87,17 @@ def reduce_script(script: Path, expect: str, python: str = sys.executable, cvise
         shutil.copyfile(script, work / name)
         test = work / "test.py"
         test.write_text(TEST_SCRIPT.format(python=sys.executable, target_python=python, name=name,
-                                           timeout=test_timeout, expect=expect))
+                                           timeout=test_timeout, expect=expect,
+                                           root=str(Path(procgroup.__file__).resolve().parent.parent)))
         test.chmod(0o755)
         (work / "passes.json").write_text(json.dumps(PASS_GROUP))
         cmd = [cvise, "--n", str(max(1, jobs)), "--timeout", str(int(test_timeout) + 30), "--pass-group-file",
                str(work / "passes.json"), "--not-c", "--tidy", str(test), name]
         with open(work / REDUCE_LOG, "w") as logfile:
             try:
-                subprocess.run(cmd, cwd=work, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s,
-                               check=False)
+                # C-Vise's workers, the tests they run and those tests' children die with it (procgroup)
+                procgroup.run(cmd, cwd=work, stdout=logfile, stderr=subprocess.STDOUT, timeout=timeout_s,
+                              check=False)
             except subprocess.TimeoutExpired:
                 logfile.write(f"\ngfxhound: C-Vise stopped after {timeout_s} s; keeping its best result\n")
             except KeyboardInterrupt:

@@ -19,6 +19,7 @@ import threading
 import time
 from pathlib import Path
 
+from gfxhound import procgroup
 from gfxhound.corpus_store.layout import REDUCE_LOG, REDUCE_RECORD
 
 from .llvm_ir import ReduceError
@@ -41,8 +42,8 @@ def same_failure(kernel: str, consts: dict, normalised: str, settings, work: Pat
     with tempfile.TemporaryDirectory(dir=work) as tmp:
         (Path(tmp) / SNIPPET_FILE).write_text(code)
         try:
-            proc = subprocess.run([sys.executable, SNIPPET_FILE], cwd=tmp, capture_output=True, text=True,
-                                  timeout=settings.compile_timeout, env=_env(settings), errors="replace")
+            proc = procgroup.run([sys.executable, SNIPPET_FILE], cwd=tmp, capture_output=True, text=True,
+                                 timeout=settings.compile_timeout, env=_env(settings), errors="replace")
         except subprocess.TimeoutExpired:
             return False
     ended = (f"signal:{-proc.returncode}" if proc.returncode < 0 else "exception"

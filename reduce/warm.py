@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from gfxhound import procgroup
+
 from .codegen import Codegen, Compiled, child_env
 
 SERVER = r'''
@@ -114,7 +116,7 @@ class Server:
         self.proc = subprocess.Popen([self.codegen.program, "-c", SERVER, str(path), self.codegen.code,
                                       warm_up(self.codegen)], stdout=subprocess.PIPE,
                                      stderr=self.log, text=True,
-                                     env=child_env())
+                                     env=child_env(), start_new_session=True)  # its forked compiles: one session
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline and self.proc.poll() is None and not path.exists():
             time.sleep(0.05)
@@ -123,8 +125,8 @@ class Server:
         return str(path)
 
     def __exit__(self, *exc):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()  # the server we started, by its pid
+        if self.proc is not None and self.proc.returncode is None:  # not reaped yet: its pid is still its own
+            procgroup.kill_group(self.proc.pid, grace=0)  # the server we started and the compiles it forked
             self.proc.wait(timeout=30)
         if self.log is not None:
             self.log.close()

@@ -7,13 +7,13 @@ whoever asks. The CLI builds the Settings from argv and the environment and prin
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gfxhound import procgroup
 from gfxhound.corpus_store.layout import COMMAND_FILE, REDUCE_LOG, REDUCE_RECORD, REDUCED_LL, reduction_files
 from gfxhound.protocol import EXIT_PRESENT
 from gfxhound.signature import MEMORY_MODEL_STAGE
@@ -298,7 +298,7 @@ def reduce_spec_finding(corpus, finding, settings: Settings) -> Outcome:
                             kernel=rendered.source)
     reduction = corpus.reduction(finding.signature, "spec")
     dest = corpus.write_reduced(finding.signature, "spec", files)
-    check = subprocess.run([sys.executable, str(reduction.repro)] + (
+    check = procgroup.run([sys.executable, str(reduction.repro)] + (  # the repro's --child dies with it
         ["--interpret"] if test.backend == "interpret" else []), capture_output=True, text=True,
         timeout=settings.compile_timeout * 3 + 60)
     summary["repro_exit"] = check.returncode  # 1: the reduced repro still shows the bug
