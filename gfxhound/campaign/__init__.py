@@ -12,9 +12,10 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from gfxhound.corpus_store import Corpus
 from gfxhound.fuzz.capabilities import Capabilities
 from gfxhound.fuzz.generate import spec_stream
+from gfxhound.budget import BudgetError, parse_budget  # noqa: F401 - the package's public names
 from gfxhound.oracle.pool import CompilePool
 
-from .config import CampaignConfig, CampaignError, parse_budget  # noqa: F401 - the package's public names
+from .config import CampaignConfig, CampaignError  # noqa: F401
 from .probe import Probing
 from .record import Recording
 from .stats import Stats, features_of, summary_json  # noqa: F401

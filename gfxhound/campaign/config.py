@@ -34,24 +34,3 @@ class CampaignConfig:
     collective: dict = field(default_factory=dict)  # collectives: patterns, controls (negative-control share)
     shapes: tuple = ()  # kernels: only these kernel shapes (fuzz/shapes.py); empty: random kernels, some shapes
     user: dict | None = None  # family "user": the user's kernel and launch spec (fuzz/user_kernel.UserKernel JSON)
-
-
-def parse_budget(text: str):
-    """'10m', '90s', '2h', '1.5h' -> (seconds, None); '5000' -> (None, 5000). The one budget parser: the campaign
-    and the nightly driver (which bounds a shard's campaign by it) read budgets here. A budget that is not positive
-    is refused where it enters: a zero or negative one would start the workers and judge nothing."""
-    raw = text
-    text = text.strip().lower()
-    units = {"s": 1, "m": 60, "h": 3600}
-    try:
-        if text and text[-1] in units:
-            seconds = float(text[:-1]) * units[text[-1]]
-            if not seconds > 0 or seconds == float("inf"):
-                raise CampaignError(f"--budget {raw!r}: a duration must be positive and finite (10m, 90s, 2h)")
-            return seconds, None
-        kernels = int(text)
-    except ValueError:
-        raise CampaignError(f"--budget {raw!r} is neither a duration (10m, 90s, 2h) nor a kernel count (5000)") from None
-    if kernels < 1:
-        raise CampaignError(f"--budget {raw!r}: a kernel count must be at least 1")
-    return None, kernels

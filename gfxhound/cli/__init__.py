@@ -65,6 +65,7 @@ def main(argv=None):
     if debug:
         argv.remove("--debug")
     try:
+        from gfxhound.budget import BudgetError
         from gfxhound.campaign import CampaignError
         from gfxhound.corpus_store import CorpusError
         from gfxhound.spec import SpecError
@@ -89,7 +90,7 @@ def main(argv=None):
     except Exception as exc:  # noqa: BLE001 - the one place an error becomes one line instead of a traceback
         if debug:
             raise
-        code, line = _one_line(exc, (UserError, CampaignError, CorpusError, SpecError))
+        code, line = _one_line(exc, (UserError, BudgetError, CampaignError, CorpusError, SpecError))
         print(f"gfxhound: {line}", file=sys.stderr)
         return code
 

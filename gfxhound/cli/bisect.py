@@ -3,13 +3,14 @@ one command. This module only reads argv and the environment; the workflows are 
 itself bisect/core.py."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 from pathlib import Path
 
-from .common import FlagsValue, cache_dir, default_lld
+from .common import FlagsValue, cache_dir, default_lld, positive
+from .jsonout import emit
+from .options import corpus_option, json_option, timeout_option
 
 
 def add_bisect(sub):
@@ -25,12 +26,13 @@ def add_arguments(bis):
                                      "test; or any script with --expect)")
     bis.add_argument("--expect", help="the bug is present when the output matches this regex")
     bis.add_argument("--fix", action="store_true", help="find where the bug went away (OLD has it, NEW not)")
-    bis.add_argument("--repeat", type=int, default=1, help="runs per probe (flaky repros: the majority decides)")
-    bis.add_argument("--timeout", type=float, default=600, help="seconds one probe run may take")
+    bis.add_argument("--repeat", type=positive(int), default=1,
+                     help="runs per probe (flaky repros: the majority decides)")
+    timeout_option(bis, 600, "seconds one probe run may take")
     bis.add_argument("--cache", help="where venvs, builds and worktrees live (default: $GFXHOUND_CACHE)")
     bis.add_argument("--clear", action="store_true", help="delete this kind's cache first")
-    bis.add_argument("--corpus", default="corpus")
-    bis.add_argument("--json", action="store_true")
+    corpus_option(bis, "the corpus that holds the finding (the record is written there as bisect.json)")
+    json_option(bis, "bisect", "the bisection's record")
     rel = bis.add_argument_group("Triton releases")
     rel.add_argument("--triton", help="the release range, OLD..NEW (e.g. 3.4.0..3.9.0)")
     rel.add_argument("--only-cached", dest="only_cached", action="store_true",
@@ -46,7 +48,7 @@ def add_arguments(bis):
                       help="llc's flags, as typed: --llc-args -mcpu=gfx90a or --llc-args \"-mtriple=... -O2\" "
                            "(default: the finding's reducing command, else -mtriple=amdgcn-amd-amdhsa -mcpu=MCPU "
                            "-O2)")
-    llvm.add_argument("--mcpu", default="gfx942")
+    llvm.add_argument("--mcpu", default="gfx942", help="the processor llc compiles for, when --llc-args names none")
     com = bis.add_argument_group("commits built from source")
     com.add_argument("--commits", help="OLD..NEW: commits (hashes, tags, branches) of --repo")
     com.add_argument("--repo", help="your clone (never checked out: builds happen in a worktree in the cache)")
@@ -56,7 +58,8 @@ def add_arguments(bis):
                      "needed to build, and for the hand-off")
     com.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
                      help="a recipe placeholder, e.g. --define mcpu=gfx950")
-    com.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    com.add_argument("--jobs", type=positive(int), default=os.cpu_count() or 1,
+                     help="parallel build jobs of a commit (the recipe's {jobs})")
 
 
 def cmd_bisect(args):
@@ -66,8 +69,6 @@ def cmd_bisect(args):
     if len(kinds) != 1:
         raise UserError("say what to bisect over, once: --triton OLD..NEW (releases), --llc 15..22 (llc "
                         "versions) or --commits OLD..NEW --repo PATH (commits built from source)")
-    if args.repeat < 1:
-        raise UserError("--repeat: give 1 or more runs per probe")
     if args.expect is not None:
         try:
             if re.search(args.expect, ""):
@@ -83,10 +84,12 @@ def cmd_bisect(args):
         outcome = {"triton": run.releases, "llc": run.llc_versions, "commits": run.commits}[kinds[0]](request)
     except BisectError as exc:
         raise UserError(str(exc)) from None
-    if outcome.record is None:
+    if outcome.record is None:  # only --clear: nothing was bisected
+        if args.json:
+            emit("bisect", {"kind": None, "cleared": True})
         return 0
     if args.json:
-        print(json.dumps(outcome.record, indent=1))
+        emit("bisect", outcome.record)
         return 0
     for line in outcome.lines:
         print(line)

@@ -1,13 +1,14 @@
 """gfxhound reduce: a finding at the spec, TTIR/TTGIR or LLVM IR level, or a script of your own."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
 from pathlib import Path
 
-from .common import FlagsValue, UserError, default_lld
+from .common import FlagsValue, UserError, check_llc, check_python, default_lld, existing_corpus, need_triton, positive
+from .jsonout import emit
+from .options import corpus_option, json_option
 
 
 def add_reduce(sub):
@@ -25,7 +26,7 @@ def add_reduce(sub):
                         help="with --ll: llc's flags, as typed: --llc-args -mcpu=gfx90a or --llc-args "
                              "\"-mtriple=... -O3\" (default: -mtriple=amdgcn-amd-amdhsa -mcpu=MCPU -O3; "
                              "-mtriple=amdgcn-amd-amdhsa is added when no triple is given)")
-    reduce.add_argument("--mcpu", default="gfx942", help="with --ll: the processor (default gfx942)")
+    reduce.add_argument("--mcpu", default="gfx942", help="with --ll: the processor")
     reduce.add_argument("--memory-model", dest="memory_model", action="store_true",
                         help="with --ll: keep the first memory-model defect the checker finds in the code (a "
                              "missing wait, writeback or invalidate) instead of a crash")
@@ -38,9 +39,10 @@ def add_reduce(sub):
     reduce.add_argument("--expect", help="with --script: a regular expression the script's output must keep "
                                          "matching; with --ll: the code generator's diagnostics (or assembly) "
                                          "must (default: the same first crash line)")
-    reduce.add_argument("--python", help="with --script: the Python that runs it; with --ll --codegen triton: "
-                                         "the Python whose Triton generates code (default: this one)")
-    reduce.add_argument("--corpus", default="corpus")
+    reduce.add_argument("--python", metavar="PY",
+                        help="with --script: the Python that runs it; with --ll --codegen triton: the Python whose "
+                             "Triton generates code (default: the one running gfxhound)")
+    corpus_option(reduce, "the corpus that holds the finding (its reduction is written there)")
     reduce.add_argument("--llc", help="the llc that shows the failure (default: Debian's llvm-22)")
     reduce.add_argument("--llvm-reduce", dest="llvm_reduce", help="llvm-reduce to use (default: Debian's llvm-22)")
     reduce.add_argument("--level", choices=("auto", "spec", "ir"), default="auto",
@@ -51,17 +53,16 @@ def add_reduce(sub):
     from gfxhound.oracle.planted import PLANTS as _PLANTS
     reduce.add_argument("--plant", choices=sorted(_PLANTS), default=None,
                         help="a wrong result: apply this planted bug to every candidate (tests the reducer)")
-    reduce.add_argument("-j", "--jobs", type=int, default=2)
-    reduce.add_argument("--timeout", type=float, default=1800, help="stop reducing after this many seconds, "
-                        "keeping the best result")
-    reduce.add_argument("--compile-timeout", dest="compile_timeout", type=float, default=120,
-                        help="spec level: seconds a candidate's compile may take")
-    reduce.add_argument("--json", action="store_true")
+    reduce.add_argument("-j", "--jobs", type=positive(int), default=2, help="candidates tested at once")
+    reduce.add_argument("--timeout", type=positive(float), default=1800, metavar="SECONDS",
+                        help="stop reducing after this many seconds, keeping the best result")
+    reduce.add_argument("--compile-timeout", dest="compile_timeout", type=positive(float), default=120,
+                        metavar="SECONDS", help="seconds a candidate's compile (or run) may take")
+    json_option(reduce, "reduce", "the reduction's record")
     reduce.set_defaults(func=cmd_reduce)
 
 
 def cmd_reduce(args):
-    from gfxhound.corpus_store import Corpus
     from gfxhound.reduce.llvm_ir import ReduceError
     from gfxhound.reduce.workflow import Settings, reduce_finding
 
@@ -72,8 +73,11 @@ def cmd_reduce(args):
     if not args.id:
         raise UserError("name a finding to reduce (gfxhound corpus list), or pass --ll FILE, or --script FILE "
                         "--expect REGEX")
-    corpus = Corpus(args.corpus)
+    corpus = existing_corpus(args.corpus)
     finding = corpus.get(args.id)
+    llc = check_llc(args.llc) if args.llc else _default_llc()
+    if _compiles_with_triton(finding, args.level):  # else a pool of workers fails, and the reduction says the
+        need_triton()                               # finding "does not fail the same way"
     lld = default_lld()
     env = {"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"), "PYTHONWARNINGS": "ignore"}
     if lld:
@@ -81,14 +85,23 @@ def cmd_reduce(args):
         os.environ.setdefault("TRITON_HIP_LLD_PATH", lld)  # TTIR/TTGIR candidates compile with this environment
     settings = Settings(
         env=env, jobs=args.jobs, timeout=args.timeout, compile_timeout=args.compile_timeout, plant=args.plant,
-        llc=args.llc or _default_llc(), llvm_reduce=args.llvm_reduce or _default_llvm_reduce(),
+        llc=llc, llvm_reduce=args.llvm_reduce or _default_llvm_reduce(),
         cvise=args.cvise or shutil.which("cvise") or "cvise")
     try:
         outcome = reduce_finding(corpus, finding, args.level, settings)
     except ReduceError as exc:
         raise UserError(str(exc)) from None
-    print(json.dumps(outcome.summary, indent=1) if args.json else "\n".join(outcome.lines))
+    if args.json:
+        emit("reduce", outcome.summary)
+    else:
+        print("\n".join(outcome.lines))
     return 0 if outcome.ok else 1
+
+
+def _compiles_with_triton(finding, level: str) -> bool:
+    """Every reduction but llc's own failures at the LLVM IR level compiles candidates with this Python's Triton
+    (reduce/workflow.py's reduce_finding chooses the same way)."""
+    return not (finding.stage == "llc-verify" and level != "spec")
 
 
 def _reduce_script(args):
@@ -98,18 +111,19 @@ def _reduce_script(args):
 
     script = Path(args.script)
     if not script.is_file():
-        raise UserError(f"{script}: no such file")
+        raise UserError(f"--script {script}: no such file")
     if not args.expect:
         raise UserError("--script needs --expect REGEX: what the script's output must keep showing")
+    python = check_python(args.python) if args.python else sys.executable
     try:
-        result = reduce_script(script, args.expect, python=args.python or sys.executable,
+        result = reduce_script(script, args.expect, python=python,
                                cvise=args.cvise or shutil.which("cvise") or "cvise", jobs=args.jobs,
                                timeout_s=args.timeout, test_timeout=args.compile_timeout,
                                log=lambda line: print(line, file=sys.stderr))
     except ReduceError as exc:
         raise UserError(str(exc)) from None
     if args.json:
-        print(json.dumps(result.to_json(), indent=1))
+        emit("reduce", result.to_json())
     else:
         print(f"{script}: {result.lines_before} -> {result.lines_after} lines in {result.seconds} s\n  "
               f"{result.output}")
@@ -147,15 +161,16 @@ def _reduce_ll(args):
                 raise UserError(f"--expect {args.expect!r} matches empty output: give what the failure prints")
         except re.error as exc:
             raise UserError(f"--expect {args.expect!r} is not a regular expression ({exc})") from None
-    output = Path(args.output) if args.output else Path.cwd() / f"{source.stem}.reduced.ll"
+    output = Path(args.output).absolute() if args.output else Path.cwd() / f"{source.stem}.reduced.ll"
     try:
         if args.codegen == "triton":
             if args.llc_args:
                 raise UserError("--llc-args is for --codegen llc; the Triton code generator takes --mcpu")
-            codegen = triton_codegen(args.python or sys.executable, args.mcpu, args.fp_fusion,
-                                     timeout=args.compile_timeout)
+            python = check_python(args.python) if args.python else sys.executable
+            need_triton(python, "--python" if args.python else "")
+            codegen = triton_codegen(python, args.mcpu, args.fp_fusion, timeout=args.compile_timeout)
         else:
-            llc = args.llc or _default_llc()
+            llc = check_llc(args.llc) if args.llc else _default_llc()
             if not llc:
                 raise UserError("no llc found: install Debian's llvm-22 or pass --llc PATH")
             flags = shlex.split(args.llc_args) if args.llc_args else [f"-mcpu={args.mcpu}", "-O3"]
@@ -169,7 +184,7 @@ def _reduce_ll(args):
         raise UserError(str(exc)) from None
     command = codegen.shell(output.name)
     if args.json:
-        print(json.dumps(dict(result.to_json(), output=str(output), reproduce=command), indent=1))
+        emit("reduce", dict(result.to_json(), output=str(output), reproduce=command))
         return 0
     kept = result.property.get("expect") or result.property.get("key") or "the first crash line"
     print(f"{source}: {result.lines_before} -> {result.lines_after} lines through {codegen.name} in "

@@ -1,36 +1,75 @@
 """`gfxhound triage`: record what the public trackers know of a finding (an issue or PR that covers it) or that a
 search found nothing, in the corpus's triage.json (gfxhound/report/triage.py, docs/triage.md); `list` shows both
-with the findings each covers. Reports and the nightly driver read the file so a known bug is not drafted as new."""
+with the findings each covers. Reports and the nightly driver read the file so a known bug is not drafted as new.
+Each action is a subcommand with only its own options."""
 from __future__ import annotations
 
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .common import UserError
+from .common import UserError, existing_corpus, parse_date
+from .options import corpus_option, triage_option
+
+FINDING_HELP = "the finding (its id or a unique prefix); or give --match"
+MATCH_HELP = "a regex on normalised messages, instead of the finding's signature (covers every finding it matches)"
 
 
 def add_triage(sub):
-    tri = sub.add_parser("triage", help="what the public trackers know of each bug (deduplicates drafts)")
-    tri.add_argument("action", choices=["list", "add", "searched"],
-                     help="add: an upstream issue or PR that covers a finding; searched: a search that found none")
-    tri.add_argument("id", nargs="?", help="with add or searched: the finding (or give --match)")
-    tri.add_argument("--issue", help="OWNER/REPO#NUMBER or the issue's or pull request's URL")
-    tri.add_argument("--kind", choices=["issue", "pr"], help="default: from the URL, else issue")
-    tri.add_argument("--title", default="")
-    tri.add_argument("--state", default="reported", choices=["reported", "invalid", "wontfix", "fixed"])
-    tri.add_argument("--match", help="a regex on normalised messages, instead of the finding's signature")
-    tri.add_argument("--fixed-in", dest="fixed_in",
-                     help="with --state fixed: a toolchain with the fix (triton-3.9.0, llvm-23.1.0)")
-    tri.add_argument("--url", help="default: https://github.com/OWNER/REPO/{issues|pull}/NUMBER")
-    tri.add_argument("--checked", help="the date the tracker was read (default: today, UTC)")
-    tri.add_argument("--note", default="", help="why it matches (add), or what the search covered (searched)")
-    tri.add_argument("--query", action="append", default=[], help="with searched: a query used (repeat)")
-    tri.add_argument("--related", action="append", default=[], metavar="REF=WHY",
-                     help="with searched: a thread read and judged not the same bug (repeat)")
-    tri.add_argument("--corpus", default="corpus")
-    tri.add_argument("--triage", help="default: <corpus>/triage.json")
-    tri.set_defaults(func=cmd_triage)
+    tri = sub.add_parser("triage", help="what the public trackers know of each bug (deduplicates drafts)",
+                         description="Known upstream issues and searches, in <corpus>/triage.json (docs/triage.md).")
+    actions = tri.add_subparsers(dest="action", required=True, metavar="ACTION")
+    _add_list(actions)
+    _add_add(actions)
+    _add_searched(actions)
+
+
+def _common(p):
+    corpus_option(p, "the corpus whose findings the entries cover (triage.json lives in it)")
+    triage_option(p)
+
+
+def _add_list(actions):
+    p = actions.add_parser("list", help="each known issue and search, with the findings it covers")
+    _common(p)
+    p.set_defaults(func=cmd_list)
+
+
+def _checked(p, what):
+    p.add_argument("--checked", metavar="YYYY-MM-DD", help=f"the date {what} (default: today, UTC)")
+
+
+def _add_add(actions):
+    p = actions.add_parser("add", help="an upstream issue or pull request that covers a finding")
+    p.add_argument("id", nargs="?", help=FINDING_HELP)
+    p.add_argument("--issue", required=True, metavar="REF",
+                   help="OWNER/REPO#NUMBER or the issue's or pull request's URL")
+    p.add_argument("--kind", choices=["issue", "pr"], help="issue or pull request (default: from the URL, else "
+                                                           "issue)")
+    p.add_argument("--title", default="", help="the issue's title, as the tracker shows it")
+    p.add_argument("--state", default="reported", choices=["reported", "invalid", "wontfix", "fixed"],
+                   help="what upstream made of it")
+    p.add_argument("--fixed-in", dest="fixed_in", metavar="TOOLCHAIN",
+                   help="with --state fixed: a toolchain with the fix (triton-3.9.0, llvm-23.1.0)")
+    p.add_argument("--url", help="the issue's address (default: https://github.com/OWNER/REPO/{issues|pull}/NUMBER)")
+    p.add_argument("--match", help=MATCH_HELP)
+    p.add_argument("--note", default="", help="why it matches (same assertion, pass, target)")
+    _checked(p, "the tracker was read")
+    _common(p)
+    p.set_defaults(func=cmd_add)
+
+
+def _add_searched(actions):
+    p = actions.add_parser("searched", help="a search of the trackers that found no report of a finding")
+    p.add_argument("id", nargs="?", help=FINDING_HELP)
+    p.add_argument("--match", help=MATCH_HELP)
+    p.add_argument("--query", action="append", default=[], help="a query used (repeat for each)")
+    p.add_argument("--related", action="append", default=[], metavar="REF=WHY",
+                   help="a thread read and judged not the same bug, and why (repeat for each)")
+    p.add_argument("--note", default="", help="what the search covered")
+    _checked(p, "of the search")
+    _common(p)
+    p.set_defaults(func=cmd_searched)
 
 
 def open_triage(args):
@@ -41,46 +80,62 @@ def open_triage(args):
         raise UserError(str(exc)) from None
 
 
-def cmd_triage(args):
+def _recording(args, record):
+    """add and searched: the finding (or --match) named, the date checked, TriageError as one line."""
     from gfxhound.report.triage import TriageError
-    triage = open_triage(args)
-    if args.action == "list":
-        return _list(args, triage)
     if not (args.id or args.match):
         raise UserError(f"triage {args.action} needs a finding ID or --match REGEX")
+    if args.id or not args.triage:  # the corpus is read (the id), or triage.json is written in it
+        existing_corpus(args.corpus)
+    checked = _date(args.checked) if args.checked else _today()
+    triage = open_triage(args)
     try:
-        return (_add if args.action == "add" else _searched)(args, triage)
+        return record(args, triage, checked)
     except TriageError as exc:
         raise UserError(str(exc)) from None
 
 
+def _date(text):
+    """parse_date refuses 2026-13-45; the message names the flag and says it is not a date."""
+    try:
+        return parse_date(text, "--checked")
+    except UserError:
+        raise UserError(f"--checked {text!r} is not a date: give the day the tracker was read as YYYY-MM-DD") \
+            from None
+
+
 def _signature(args):
-    from gfxhound.corpus_store import Corpus
-    return Corpus(args.corpus).get(args.id).signature if args.id else None
+    return existing_corpus(args.corpus).get(args.id).signature if args.id else None
 
 
 def _today():
     return datetime.now(timezone.utc).strftime("%Y-%m-%d")
 
 
-def _add(args, triage):
+def cmd_add(args):
+    return _recording(args, _add)
+
+
+def cmd_searched(args):
+    return _recording(args, _searched)
+
+
+def _add(args, triage, checked):
     from gfxhound.report.triage import KnownIssue, parse_ref
-    if not args.issue:
-        raise UserError("triage add needs --issue OWNER/REPO#N (or the issue's or pull request's URL)")
     if args.fixed_in and args.state != "fixed":
         raise UserError(f"--fixed-in goes with --state fixed, not {args.state}")
     repo, number, kind = parse_ref(args.issue)
     if args.kind and kind and args.kind != kind:
         raise UserError(f"--kind {args.kind} disagrees with the URL, which names a {kind}")
     issue = KnownIssue(repo, number, args.title, args.state, _signature(args), args.match, args.note, args.fixed_in,
-                       args.kind or kind or "issue", args.url, args.checked or _today())
+                       args.kind or kind or "issue", args.url, checked)
     triage.add(issue)
     fixed = f", fixed in {issue.fixed_in}" if issue.fixed_in else ""
     print(f"{issue.ref} [{issue.state}{fixed}] ({issue.kind}) recorded in {triage.path}")
     return 0
 
 
-def _searched(args, triage):
+def _searched(args, triage, checked):
     from gfxhound.report.triage import SearchRecord, parse_ref
     related = []
     for text in args.related:
@@ -90,16 +145,15 @@ def _searched(args, triage):
         repo, number, kind = parse_ref(ref)
         url = f"https://github.com/{repo}/{'pull' if kind == 'pr' else 'issues'}/{number}" if kind else None
         related.append({"ref": f"{repo}#{number}", "why": why.strip(), **({"url": url} if url else {})})
-    record = SearchRecord(args.checked or _today(), args.query, _signature(args), args.match, related=related,
-                          note=args.note)
+    record = SearchRecord(checked, args.query, _signature(args), args.match, related=related, note=args.note)
     triage.add_search(record)
     print(f"searched {record.checked} ({record.count()}): {record.result} -> recorded in {triage.path}")
     return 0
 
 
-def _list(args, triage):
-    from gfxhound.corpus_store import Corpus
-    findings = Corpus(args.corpus).findings()
+def cmd_list(args):
+    findings = existing_corpus(args.corpus).findings()
+    triage = open_triage(args)
 
     def covered(entry):
         return ", ".join(f.signature[:8] for f in findings if entry.covers(f)) or "no finding here"

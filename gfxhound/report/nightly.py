@@ -271,5 +271,5 @@ def _now() -> str:
 
 def _seconds(budget: str) -> float:
     """A duration budget in seconds; a kernel count (no unit) is bounded by the stage timeout alone."""
-    from gfxhound.campaign.config import parse_budget
+    from gfxhound.budget import parse_budget
     return parse_budget(budget)[0] or 0.0

@@ -151,7 +151,7 @@ def test_verify_marks_a_historical_crash_fixed_in_the_later_release(tmp_path, ol
     proc = subprocess.run([gfxhound_bin, "verify", "--triton", "3.9.0", "--cache", str(cache), "--only-cached",
                            "--corpus", str(corpus), "--json"], capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    results = {r["signature"][:8]: r for r in json.loads(proc.stdout)}
+    results = {r["signature"][:8]: r for r in json.loads(proc.stdout)["results"]}
     assert results["eaa29264"]["outcome"] == "fixed" and results["eaa29264"]["fixed_in"] == "3.9.0"
     assert results["93260d1c"]["outcome"] == "still failing"
     findings = {sig: json.loads((corpus / sig / "finding.json").read_text())["status"]
