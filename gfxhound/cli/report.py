@@ -59,7 +59,11 @@ def _upstream(args, corpus, finding):
     if finding.verdict not in DRAFTED_VERDICTS:
         raise UserError(f"{finding.signature} is {finding.verdict}: only compiler bugs get drafts")
     upstream = {"triton": drafts.TRITON, "llvm": drafts.LLVM}.get(args.upstream)
-    if upstream == drafts.LLVM and not corpus.reduction(finding.signature, "llvm-ir").ll.exists():
+    reduced_ll = corpus.reduction(finding.signature, "llvm-ir").ll.exists()
+    if finding.stage == "llc-verify" and not reduced_ll:  # its repro runs llc on IR: there is no kernel to paste
+        raise UserError(f"{finding.signature} is an llc failure, drafted from its reduced LLVM IR: run `gfxhound "
+                        f"reduce {finding.signature[:8]} --level llvm-ir` first")
+    if upstream == drafts.LLVM and not reduced_ll:
         raise UserError(f"{finding.signature} has no reduced LLVM IR: run `gfxhound reduce {finding.signature[:8]} "
                         f"--level llvm-ir` first, or draft for Triton")
     return upstream

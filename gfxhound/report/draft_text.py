@@ -79,8 +79,12 @@ PURE = re.compile(r"^tl\.(arange|program_id|num_programs|full|zeros|cdiv|load|wh
 def prune_unused(kernel: str) -> str:
     """The kernel without assignments nothing reads (a reduced spec keeps the prologue's offsets and the like):
     only names bound by a pure expression (no atomic, no store, no user call) are dropped, repeatedly. The draft
-    checks the pruned kernel still fails the same way and keeps the unpruned one otherwise."""
-    tree = ast.parse(kernel)
+    checks the pruned kernel still fails the same way and keeps the unpruned one otherwise. Text that does not
+    parse is returned as it is (the draft's check then says it does not reproduce)."""
+    try:
+        tree = ast.parse(kernel)
+    except SyntaxError:
+        return kernel
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     if len(functions) != 1:
         return kernel

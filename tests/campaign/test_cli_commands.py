@@ -251,3 +251,20 @@ def test_show_and_verify_name_whole_ids(corpus, capsys):
     rows = {line.split()[0]: line for line in out.splitlines()[1:-1]}
     assert set(rows) == {LONG_ID, SHORT_ID} and rows[LONG_ID].endswith(LONG_HEADLINE)
     assert "still failing" in rows[LONG_ID] and "\r" not in err
+
+
+def test_an_llc_failure_without_its_reduced_ir_is_not_drafted_from_a_kernel(tmp_path, capsys):
+    """An llc-verify finding's repro runs llc on IR: there is no Triton kernel in it to paste. Without its reduced
+    LLVM IR (a corpus merged from CI shards carries no reduced/), report says what to run, in one line."""
+    shutil.copytree(ROOT / "corpus" / "28f1b1b801f666bf", tmp_path / "c" / "28f1b1b801f666bf",
+                    ignore=shutil.ignore_patterns("reduced", "draft"))
+    code, out, err = cli(capsys, "report", "28f1b1b8", "--corpus", str(tmp_path / "c"))
+    assert code == 2 and "Traceback" not in err
+    assert err.strip().splitlines() == [
+        "gfxhound: 28f1b1b801f666bf is an llc failure, drafted from its reduced LLVM IR: run `gfxhound reduce "
+        "28f1b1b8 --level llvm-ir` first"]
+
+
+def test_a_kernel_that_does_not_parse_is_left_as_it_is_by_pruning():
+    from gfxhound.report.draft_text import prune_unused
+    assert prune_unused("  x = 1\n y = 2\n") == "  x = 1\n y = 2\n"
