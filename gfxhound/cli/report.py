@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import UserError, check_python, default_lld, existing_corpus, need_triton, newest_llc
+from .common import UserError, cache_dir, check_python, default_lld, existing_corpus, need_triton, newest_llc
 from .jsonout import emit
 from .nightly import add_nightly  # noqa: F401 - re-exported for build_parser
 from .options import corpus_option, json_option, timeout_option, triage_option
@@ -19,7 +19,8 @@ from .verify import add_verify  # noqa: F401 - re-exported for build_parser
 
 EXIT_CODES = """exit codes: 0 drafted and reproduced here (or its repro cannot run here: stdout says so), or
 known upstream and not drafted; 1 drafted, but not to file as it is: the repro did not show the bug, or the draft
-still names gfxhound's internals; 2 a usage error (one line says which)."""
+still names gfxhound's internals; 2 a usage error (one line says which). With --check: 0 the draft is ready, 1 it
+is not (the reasons are printed), 2 a usage error (no draft yet, a wheel missing from the wheelhouse)."""
 
 DRAFTED_VERDICTS = ("ice", "timeout", "miscompile", "runtime_fault", "nondeterministic")
 
@@ -38,7 +39,17 @@ def add_report(sub):
     timeout_option(rep, 600, "seconds the reproduction check may take")
     rep.add_argument("--python", default=sys.executable, metavar="PY",
                      help="check the reproducer under this interpreter (a venv with the Triton that has the bug)")
-    json_option(rep, "report", "what was drafted")
+    json_option(rep, "report", "what was drafted (with --check: the check, docs/schemas/report-check.json)")
+    check = rep.add_argument_group("checking the existing draft in a maintainer's sandbox (docs/sandbox.md)")
+    check.add_argument("--check", action="store_true",
+                       help="run every block of the finding's draft as pasted, in a venv holding only what the draft "
+                            "says to install, without network or project files; exit 0 ready, 1 not ready")
+    check.add_argument("--wheelhouse", metavar="DIR",
+                       help="the local wheels the sandbox installs from with pip --no-index (default: "
+                            "$GFXHOUND_CACHE/wheelhouse)")
+    check.add_argument("--fetch-wheels", action="store_true",
+                       help="first pip download the wheels the check needs into the wheelhouse (the only step that "
+                            "uses the network)")
     rep.set_defaults(func=cmd_report)
 
 
@@ -70,6 +81,8 @@ def _upstream(args, corpus, finding):
 
 
 def cmd_report(args):
+    if args.check:
+        return cmd_check(args)
     from gfxhound.cli.triage import open_triage
     from gfxhound.report import drafts
     python = check_python(args.python)
@@ -115,3 +128,47 @@ def _drafted(args, finding, draft, path):
         print(f"{draft.upstream}: {draft.title}\n  {state}: {check[0] if check else '-'}\n  {path}")
     if draft.leaks:
         print(f"gfxhound: the draft still names {', '.join(draft.leaks)}: edit it before filing", file=sys.stderr)
+
+
+def cmd_check(args):
+    """`gfxhound report ID --check`: the finding's existing draft, run in the sandbox (report/sandbox.py)."""
+    import json
+    import gfxhound
+    from gfxhound.report import sandbox
+    corpus = existing_corpus(args.corpus)
+    finding = corpus.get(args.id)
+    folder = Path(args.out) if args.out else corpus.draft_dir(finding.signature)
+    draft = folder / "draft.md"
+    if not draft.is_file():
+        raise UserError(f"{finding.signature[:8]} has no draft at {draft}: run `gfxhound report "
+                        f"{finding.signature[:8]}` first")
+    cache = Path(cache_dir())
+    wheelhouse = Path(args.wheelhouse) if args.wheelhouse else cache / "wheelhouse"
+    markdown = draft.read_text()
+    bisections = corpus.bisections(finding.signature)
+    log = (lambda line: print(f"gfxhound: {line}", file=sys.stderr))
+    if args.fetch_wheels:
+        try:
+            for requirements in sandbox.requirement_sets(markdown, bisections):
+                sandbox.sandbox_env.fetch(wheelhouse, requirements, log=log)
+        except sandbox.SandboxError as exc:
+            raise UserError(str(exc)) from None
+    checkout = Path(gfxhound.__file__).resolve().parent.parent  # the project a block must not see
+    hide = [checkout] if (checkout / "pyproject.toml").exists() else []  # not site-packages of an installed one
+    settings = sandbox.Settings(wheelhouse=wheelhouse, cache=cache / "sandbox", timeout=args.timeout,
+                                hide=hide + [corpus.root.resolve()], lld=default_lld(), log=log)
+    attachments = {p.name: p.read_text(errors="replace") for p in sorted(folder.iterdir())
+                   if p.is_file() and p.name != "draft.md"}
+    try:
+        result = sandbox.check(markdown, settings, attachments, bisections, draft=str(draft))
+    except sandbox.WheelMissing as exc:
+        raise UserError(f"{exc}: run again with --fetch-wheels (it downloads them from the package index), or "
+                        f"give --wheelhouse DIR") from None
+    except sandbox.SandboxError as exc:
+        raise UserError(str(exc)) from None
+    if args.json:
+        print(json.dumps({"format": sandbox.FORMAT, "signature": finding.signature, **result.to_json()}, indent=1))
+    else:
+        print(f"{finding.signature}: {draft}")
+        print("\n".join(sandbox.lines(result)))
+    return 0 if result.ready else 1

@@ -39,8 +39,8 @@ def _copy(tmp_path, *signatures, name="c"):
     return tmp_path / name
 
 
-MINE = ["corpus-list", "corpus-show", "casts", "report", "verify", "perf-measure", "perf-compare", "nightly", "reduce",
-        "bisect"]
+MINE = ["corpus-list", "corpus-show", "casts", "report", "report-check", "verify", "perf-measure", "perf-compare",
+        "nightly", "reduce", "bisect"]
 
 
 def test_every_schema_is_a_valid_schema_named_for_its_output():
