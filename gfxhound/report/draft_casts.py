@@ -19,7 +19,8 @@ from gfxhound.corpus_store.layout import PROBE_FILE, TABLE_FILE
 from gfxhound.oracle.cast_fold import stored_code
 from gfxhound.oracle.cast_sweep import warp_size
 from gfxhound.oracle.cast_table import TL, WIDTH, Probe, bits_of, code_value, describe_code, exact_in, kernel_source, literal, pointer_type
-from gfxhound.report.draft_parts import BANNER, TRITON, Draft, bisection, environment, related, run_tool
+from gfxhound.protocol import describe
+from gfxhound.report.draft_parts import BANNER, TRITON, Draft, bisection, cause, environment, related, run_tool
 
 TORCH_NAME = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp8e5": "float8_e5m2",
               "fp8e4nv": "float8_e4m3fn", "fp8e5b16": "float8_e5m2fnuz", "fp8e4b8": "float8_e4m3fnuz"}
@@ -94,7 +95,7 @@ def _table(rows: list, dst: str, first: float, constant: bool) -> "tuple[str, li
         lines.append(f"| {shown} | {describe_code(dst, stored)} | {describe_code(dst, expected)} | "
                      f"{'all above' if set(seen) == set(targets) else ', '.join(sorted(seen))} |")
     more = len(keys) - len(picked)
-    return "\n".join(lines) + (f"\n\n({more} more in the finding's table.json.)" if more > 0 else ""), targets
+    return "\n".join(lines) + (f"\n\n({more} more wrong values not shown.)" if more > 0 else ""), targets
 
 
 def _run(code: str, python: str, timeout: float, env) -> "tuple[int, str]":
@@ -121,15 +122,17 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
     want = int(expected.group(1), 16) if expected else None
     reproduced = None if got is None or want is None else got != want
     version = (env or {}).get("GFXHOUND_CHECKED_WITH", "this machine's Triton")
-    check = f"`python snippet.py` with {version} exited {rc}" + (
-        f"; stored 0x{got:x}, expected 0x{want:x}" if reproduced is not None else "; no folded store to compare")
+    compared = f"stored 0x{got:x}, expected 0x{want:x}" if reproduced is not None else "no folded store to compare"
+    # the hidden comment states the exit of the script the draft shows, as the reader will see it
+    check = f"`python snippet.py` with {version} exited {rc} (it prints the two codes and does not judge: {compared})"
     minimal = corpus.minimal(finding.signature)
     code, shown_out = generated, out
     if minimal.exists():
         code = minimal.read_text()
         mrc, shown_out = _run(code, python, timeout, env)
         reproduced = bool(reproduced) and mrc == 1
-        check += f"; the hand-minimised reproducer exited {mrc} (1: present)"
+        check = (f"`python snippet.py` (the hand-minimised reproducer above) with {version} exited {mrc} "
+                 f"({describe(mrc) if mrc is not None else 'did not finish'}); the generated probe: {compared}")
     ttir = re.search(r"^ttir: (.*)$", out, re.M)
     front_end = probe.kind == "constant" and bool(ttir) and _ttir_wrong(ttir.group(1), probe)
     table, targets = _table(rows, probe.dst, probe.value, probe.kind == "constant")
@@ -162,7 +165,8 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
         BANNER.format(sig=finding.signature), "",
         "## Summary", summary, "",
         "## Reproducer", f"```python\n{code.rstrip()}\n```", "",
-        "## Command", "```sh\npython snippet.py   # the reproducer above, saved as snippet.py\n```",
+        "## Command", "```sh\npython snippet.py   # the reproducer above, saved as snippet.py" + (
+            "; exit 1 = the bug is present, 0 = absent, 125 = cannot test here" if minimal.exists() else "") + "\n```",
         f"<!-- checked before this draft was written: {check} -->" if reproduced else
         f"**Did not reproduce when this draft was written ({check}): check by hand.**", "",
         "## Expected vs actual", expected_text, "", f"Actual:\n```\n{shown_out.strip()[-1500:]}\n```", "",
@@ -170,16 +174,15 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
         ("Value, code stored, code expected (the value rounded to nearest, ties to even):" if probe.kind ==
          "constant" else "Value converted, code stored, code expected (the format's exact code; ties to even for "
          "`rtne`, toward zero for `rtz`; any NaN code for a NaN):"), "", table, "",
-        *(["## Cause", corpus.cause(finding.signature), ""] if corpus.cause(finding.signature) else []),
+        *cause(corpus, finding),
         "## Bisection", bisection(corpus.bisections(finding.signature)), "",
         "## Environment", environment(corpus, finding, [
             f"Python {sys.version.split()[0]}, {sys.platform}; PyTorch for the expected codes; no GPU",
             "Not yet checked on Triton's main branch", *related(corpus, finding)]), "",
         "## How this was found",
-        "gfxhound's conversion table (`gfxhound casts`): one-store kernels of one constant or one conversion, the "
-        "stored code read from the compiled LLVM IR and compared with the format's exact code"
-        + ("; the reproducer above was then minimised by hand" if minimal.exists() else "")
-        + f". Signature `{finding.signature}`."])
+        "Found by gfxhound, a fuzzer of Triton's AMD backend, in its conversion table: one-store kernels of one "
+        "constant or one conversion, the stored code read from the compiled LLVM IR and compared with the format's "
+        "exact code" + ("; the reproducer above was then minimised by hand" if minimal.exists() else "") + "."])
     return Draft(TRITON, title, body, reproduced, check, {"snippet.py": code})
 
 

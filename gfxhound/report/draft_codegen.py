@@ -11,14 +11,17 @@ AMDGPU maintainer asked for each of these; every sentence comes from such a run 
 from __future__ import annotations
 
 import re
-import shlex
 import tempfile
 from pathlib import Path
 
 from gfxhound.corpus_store.layout import REDUCED_LL
+from gfxhound.oracle.repro.snippet import CHECK_TIMEOUT_S
+from gfxhound.protocol import PRESENT, outcome
 from gfxhound.reduce.codegen import CodegenError, llc_codegen, triton_codegen
 from gfxhound.reduce.through import shows, what_it_shows
-from gfxhound.report.draft_parts import BANNER, LLVM, NOT_BISECTED, Draft, reduced_ir_text, related
+from gfxhound.report.codegen_snippet import SCRIPT, EXITS, codegen_script
+from gfxhound.report.draft_check import run_pasted
+from gfxhound.report.draft_parts import BANNER, LLVM, NOT_BISECTED, Draft, cause, reduced_ir_text, related
 from gfxhound.report.draft_text import headline, kernel_body, tail
 
 TABLE_TITLES = {"gfx942": "Memory Model GFX942", "gfx90a": "Memory Model GFX90A"}
@@ -94,25 +97,35 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
     parts = (_memory_parts if memory else _crash_parts)(finding, compiled, arch, ll)
     targets = "/".join([arch, *also])
     version, revision = recorded.get("version", "?"), (recorded.get("revision") or "").split("-")[0]
-    triple = extra.get("triple", "")
-    llc_line = f"llc -mtriple={triple} < {REDUCED_LL}" if triple and not triple.startswith("amdgcn") \
-        else f"llc -mtriple=amdgcn-amd-amdhsa -mcpu={arch} < {REDUCED_LL}"
-    call = shlex.join(["python", "-c", recorded["code"], REDUCED_LL])
     where = f"LLVM {revision}" if revision else f"the LLVM that Triton {version} bundles"
+    script = codegen_script(recorded, where, parts.get("violation"), finding.message, compiled.text)
+    checked = run_pasted({SCRIPT: script, REDUCED_LL: ll}, [python, SCRIPT, REDUCED_LL], CHECK_TIMEOUT_S + 60)
+    said = checked.said(f"python {SCRIPT} {REDUCED_LL}", codegen.name)
+    reproduced = bool(reproduced) and outcome(checked.rc) == PRESENT
+    release = {True: f"{plain.name} shows it too (below)", False: f"{plain.name} does not show it (below)"}.get(
+        plain_shows, "no LLVM release was tried") if plain else "no LLVM release was tried"
     body = [
-        BANNER.format(sig=finding.signature), "",
+        BANNER, "",
         f"For {targets}, the AMDGPU backend at {where} {parts['summary']}", "",
         *([_needs_text(lines), ""] if lines else []),
         "## Test case", f"```llvm\n{ll.rstrip()}\n```", "",
+        "## Reproducer",
+        f"The fault shows through the AMDGPU code generator that Triton {version} bundles ({where}); {release}. "
+        "No `llc` built at that revision was run here: the script below makes the call Triton makes into that code "
+        f"generator (`compile_amdgpu`) on the test case saved as `{REDUCED_LL}`, prints the assembly and checks it. "
+        "The output below is that call's.",
+        f"```python\n{script.rstrip()}\n```", "",
         "## Command",
-        f"With `llc` built at {revision or 'that revision'}: `{llc_line}`. That revision is the AMD code generator "
-        f"Triton {version} ships; the output below was made with it, through the call Triton makes:",
-        f"```sh\npip install triton=={version}\n{call}\n```",
-        f"<!-- checked before this draft was written, with {codegen.name}: {shown} -->", "",
+        f"Set-up, a virtual environment with that Triton: `python -m venv venv && . venv/bin/activate && pip install "
+        f"triton=={version}`.",
+        f"```sh\npython {SCRIPT} {REDUCED_LL}   # {EXITS}\n```",
+        f"<!-- checked before this draft was written: {said} -->" if reproduced else
+        f"**Did not reproduce when this draft was written ({said}): check by hand.**",
+        "",
         "## Output", f"```{parts['lang']}\n{parts['output']}\n```", "",
         "## Expected", parts["expected"], "",
         *(_llc_section(plain, plain_run, plain_shows, arch, memory) if plain else []),
-        *(["## Cause", corpus.cause(finding.signature), ""] if corpus.cause(finding.signature) else []),
+        *cause(corpus, finding),
         "## Last good revision", _last_good(corpus, finding), "",
         "## Environment",
         f"- Code generator: {where}" + (f" (Triton {version}'s AMD code generator, `compile_amdgpu`)" if revision
@@ -127,7 +140,8 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
         + f"; its LLVM IR was reduced with `llvm-reduce` ({info.get('lines_before')} -> {info.get('lines_after')} "
         "lines) with this code generator. Not yet checked on llvm-project main."]
     title = f"[AMDGPU] {targets}: {parts['title']}"
-    return Draft(LLVM, title, "\n".join(body), bool(reproduced), f"with {codegen.name}: {shown}", {REDUCED_LL: ll})
+    return Draft(LLVM, title, "\n".join(body), reproduced, f"with {codegen.name}: {shown}; {said}",
+                 {REDUCED_LL: ll, SCRIPT: script})
 
 
 def _needs_text(lines: list) -> str:
@@ -156,6 +170,7 @@ def _memory_parts(finding, compiled, arch, ll) -> dict:
     atomic = first.instruction.split()[0]
     table = TABLE_TITLES.get(TABLES.get(arch, ""), "Memory Model")
     return {
+        "violation": first,
         "title": f"missing {wait} between `{atomic}` and `{before}` ({ordering}, {scope} scope)",
         "summary": (f"compiles the IR below without `{wait}` between `{first.instruction}` and the `{before}` that "
                     f"follows it, so the cache can be invalidated before the atomic has completed."),

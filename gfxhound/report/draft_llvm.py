@@ -7,6 +7,7 @@ command is the reproducer, run before the draft is written.
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -26,30 +27,49 @@ def llvm_draft(corpus, finding, python, timeout, llc: str = "") -> Draft:
     return _by_llc(corpus, finding, timeout)
 
 
+def stock_llc(path: str) -> str:
+    """The name a reader types for the llc that ran: `llc-N` for a distribution's LLVM N (Debian's, Ubuntu's and
+    apt.llvm.org's packages install /usr/lib/llvm-N/bin/llc as /usr/bin/llc-N), else `llc`. The draft runs that very
+    name from PATH, so its command block is the command that ran."""
+    major = re.search(r"llvm-(\d+)/bin/llc$", path or "")
+    for name in ([f"llc-{major.group(1)}"] if major else []) + ["llc"]:
+        if shutil.which(name) and Path(shutil.which(name)).resolve() == Path(path).resolve():
+            return name
+    return f"llc-{major.group(1)}" if major and shutil.which(f"llc-{major.group(1)}") else "llc"
+
+
+def _ended(rc, ended: str) -> str:
+    """How a command ended, in the words of a shell: its exit code, or the signal that ended it."""
+    if rc is None:
+        return "did not finish" if ended == "timeout" else ended
+    return f"was killed by signal {-rc} (a shell reports exit {128 - rc})" if rc < 0 else f"exited {rc}"
+
+
 def _by_llc(corpus, finding, timeout) -> Draft:
     reduced = corpus.reduction(finding.signature, "llvm-ir")
     ll, info = reduced.ll.read_text(), reduced.record
     command = list(info["command"])
-    llc = command[0] if Path(command[0]).exists() else "llc"
+    llc = stock_llc(command[0])
     flags = [a for a in command[1:-1]]
     arch = next((a.split("=", 1)[1] for a in flags if a.startswith("-mcpu=")), finding.targets[0])
+    shown = " ".join([llc, *flags, REDUCED_LL])
     with tempfile.TemporaryDirectory(prefix="gfxhound-draft-") as tmp:
         (Path(tmp) / REDUCED_LL).write_text(ll)
-        rc, out, ended = run_tool([llc, *flags, REDUCED_LL], tmp, timeout)
+        rc, out, ended = run_tool([llc, *flags, REDUCED_LL], tmp, timeout)  # the command as shown, from PATH
         version = run_tool([llc, "--version"], tmp, 60)[1]
     first = next((line for line in out.splitlines() if "LLVM ERROR" in line or "Assertion" in line), "")
     reproduced = bool(rc != 0 and first and normalise(first.strip()) in finding.normalised)
-    check = f"`llc {' '.join(flags)} reduced.ll` ended {ended}: {first.strip()[:200] or 'no crash'}"
+    check = f"`{shown}` {_ended(rc, ended)}: {first.strip()[:200] or 'no crash'}"
     llvm_version = re.search(r"LLVM version (\S+)", version)
     title = f"[AMDGPU] {headline(first.strip() or finding.normalised)} ({arch})"
     body = "\n".join([
-        BANNER.format(sig=finding.signature), "",
+        BANNER, "",
         f"`llc` crashes on the IR below for `{arch}`. The IR was produced by Triton's AMD backend for a "
         f"fuzzer-generated kernel and reduced with `llvm-reduce`, keeping the same failure.", "",
         "## Test case", f"```llvm\n{ll.rstrip()}\n```", "",
-        "## Command", f"```sh\nllc {' '.join(flags)} reduced.ll\n```",
-        f"Checked before this draft was written: {check}" + ("" if reproduced else
-                                                              " **(did not reproduce here: check by hand)**"), "",
+        "## Command", f"```sh\n{shown}\n```",
+        f"<!-- checked before this draft was written: {check} -->" if reproduced else
+        f"**Did not reproduce when this draft was written ({check}): check by hand.**", "",
         "## Output", f"```\n{_tail(out, 30)}\n```", "",
         "## Bisection", bisection(corpus.bisections(finding.signature)), "",
         "## Environment",

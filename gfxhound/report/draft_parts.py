@@ -11,14 +11,16 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 
+from gfxhound import procgroup
 from gfxhound.report.draft_text import headline
 
 TRITON, LLVM = "triton-lang/triton", "llvm/llvm-project"
-NOT_BISECTED = ("**Not bisected:** run `gfxhound bisect ID --triton OLD..NEW` (and `--llc` for an llc crash) before "
-                "filing; a maintainer asks since when first.")
+NOT_BISECTED = ("**Not bisected** yet over Triton releases (or LLVM releases, for an llc crash): a maintainer asks "
+                "since when first.")
+# no finding id: a hidden comment stays in the issue's source (upstream_lint.py); the draft's folder names it
 BANNER = ("<!-- Draft for a person to review: not filed, and not yet verified on upstream's main branch. Written "
-          "by gfxhound, an automated fuzzer, from finding {sig}; check it reproduces on a current build and edit "
-          "freely before filing. (An HTML comment: it does not show once filed.) -->")
+          "by gfxhound, an automated fuzzer; check it reproduces on a current build and edit freely before filing. "
+          "(An HTML comment: it does not show once filed.) -->")
 
 
 @dataclass
@@ -38,10 +40,12 @@ class Draft:
 
 
 def run_tool(argv, cwd, timeout, env=None):
+    """(returncode, stdout + stderr, how it ended). Through procgroup.run: a snippet's compile child, or a repro's,
+    dies with it on a timeout."""
     run_env = dict(os.environ, PYTHONWARNINGS="ignore", **(env or {}))
     try:
-        proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=run_env,
-                              errors="replace")
+        proc = procgroup.run(argv, timeout, cwd=cwd, capture_output=True, text=True, env=run_env,
+                             errors="replace")
     except subprocess.TimeoutExpired:
         return None, "", "timeout"
     except OSError as exc:
@@ -56,8 +60,7 @@ def _untested(record) -> str:
     probes = {p.get("candidate"): p.get("detail", "") for p in record.get("probes", [])}
     hidden = [c for c in record["untested_between"] if "a different failure" in probes.get(c, "")]
     if hidden and len(hidden) == len(record["untested_between"]):
-        return (f"{', '.join(hidden)} fail earlier with another crash on the same kernel, which hides this one "
-                "(their first error lines are in bisect.json)")
+        return f"{', '.join(hidden)} fail earlier with another crash on the same kernel, which hides this one"
     return f"untested between: {', '.join(record['untested_between'])}"
 
 
@@ -146,8 +149,8 @@ def related(corpus, finding) -> list:
     family = family_of(finding)
     for other in corpus.findings():
         if other.signature != finding.signature and family_of(other) == family:
-            lines.append(f"Same failure with another type or format: `{other.signature}` "
-                         f"({headline(other.message, 120)}; {', '.join(other.targets)})")
+            lines.append(f"Same failure with another type or format: {headline(other.message, 120)} "
+                         f"({', '.join(other.targets)})")
     return lines
 
 
@@ -161,3 +164,13 @@ def reduced_ir_text(found: dict) -> str:
         return f"The reduced IR through each release's own code generator: {rows}."
     return (f"The reduced IR through each release's own code generator: {rows}. The change is in LLVM between "
             f"{span['good']['llvm']} and {span['bad']['llvm']}: {span['compare']}")
+
+
+def cause(corpus, finding) -> list:
+    """The draft's `## Cause` section (a person's analysis, corpus/<id>/cause.md), or none; a mention there of
+    another finding by its id is a pointer for the corpus, not for upstream (upstream_lint.py): it goes."""
+    text = corpus.cause(finding.signature)
+    if not text:
+        return []
+    text = re.sub(r"[;,]?\s*(?:gfxhound(?:'s)? )?(?:finding|signature)s?\s*`?[0-9a-f]{8,16}`?", "", text)
+    return ["## Cause", text, ""]

@@ -3,11 +3,13 @@ for a person to review and paste. Never filed automatically.
 
 What makes a draft trustworthy: the reproducer inlined is the one that was just run (the Triton snippet or the
 `llc` command is executed before the draft is written, and the draft says what it did), the environment is the
-toolchain the finding names, and nothing of this machine survives (gfxhound/report/scrub.py).
+toolchain the finding names, and nothing of this machine survives (gfxhound/report/scrub.py), nor of the harness
+(gfxhound/report/upstream_lint.py: no ids, project paths, internal file names or harness commands). The pasted
+snippet ends in a check that speaks the repro protocol (exit 1 only for the described failure, 0 when the kernel
+compiles, 125 otherwise: oracle/repro/snippet.py `with_check`), and the hidden comment states the exit it gave.
 """
 from __future__ import annotations
 
-import json
 import ast
 import os
 import re
@@ -19,28 +21,22 @@ from pathlib import Path
 
 from gfxhound.corpus_store.layout import REDUCED_LL, REPRO_FILE
 from gfxhound.atomic import write_atomic
-from gfxhound.protocol import ABSENT, PRESENT, outcome
+from gfxhound.protocol import ABSENT, PRESENT, describe, outcome
+from gfxhound.report.draft_check import bug_parts, run_pasted
 from gfxhound.report.draft_llvm import llvm_draft
+from gfxhound.report.draft_prose import NO_UB, STAGE_NAMES, by_hand_wrong_result, found_by, \
+    how_reduced, kernel_name, user_note
 from gfxhound.report.draft_reach import REACH_TARGETS, formats, reach, reach_text, simpler
-from gfxhound.report.draft_parts import BANNER, LLVM, TRITON, Draft, bisection, environment, related, run_tool
-from gfxhound.oracle.repro.snippet import user_module
+from gfxhound.report.draft_parts import BANNER, LLVM, TRITON, Draft, bisection, cause, environment, related, \
+    run_tool
+from gfxhound.oracle.repro.snippet import CHECK_TIMEOUT_S, user_module, with_check
 from gfxhound.report.draft_text import constants as _constants, headline, kernel_source as _kernel_source, \
     prune_unused, tail as _tail, triton_snippet
 from gfxhound.report.scrub import Scrubber
+from gfxhound.report.upstream_lint import lint
 from gfxhound.signature import CAST_TABLE_STAGE as CAST_STAGE, MEMORY_MODEL_STAGE, identity, summarise
 
-NO_UB = ("The kernel has no undefined behaviour: the generator never emits integer division by zero or "
-         "`INT_MIN / -1`, shifts by the bit width or more, out-of-range float-to-int casts, unmasked out-of-bounds "
-         "accesses or data races, and the oracle checked every unmasked address against the buffer bounds before "
-         "judging the result. The reference is PyTorch on the CPU with an error bound per operation (exact for "
-         "integer ops); FMA contraction and reassociation are allowed by that bound.")
-NOT_REDUCED = ("**Not reduced:** the reproducer is the fuzzer's generated kernel as it was found; run "
-               "`gfxhound reduce` on the finding before filing.")
-USER_NOT_REDUCED = ("**Not reduced:** the reproducer is the kernel as its author wrote it, at the one launch that "
-                    "went wrong (gfxhound reduces generated kernels, not a user's).")
-STAGE_NAMES = {"ttir": "Triton IR", "ttgir": "TritonGPU IR", "llir": "the lowering to LLVM", "amdgcn":
-               "AMDGCN code generation", "hsaco": "linking", "llc-verify": "LLVM code generation (llc)",
-               "run": "execution"}
+EXITS = "exit 1 = the bug is present, 0 = absent, 125 = cannot test here"  # the repro protocol, in one line
 
 
 def choose_upstream(corpus, finding) -> str:
@@ -94,7 +90,8 @@ def build(corpus, finding, upstream: str | None = None, python: str = sys.execut
             draft.title = f"[regression] {draft.title}"
     draft.title, draft.body, draft.check = scrub(draft.title), scrub(draft.body), scrub(draft.check)
     draft.attachments = {k: scrub(v) for k, v in draft.attachments.items()}
-    draft.leaks = scrub.leaks(draft.markdown() + "".join(draft.attachments.values()))
+    draft.leaks = scrub.leaks(draft.markdown() + "".join(draft.attachments.values())) + \
+        lint(draft.title, draft.body, draft.attachments)
     return draft
 
 
@@ -115,63 +112,33 @@ def _first_reproducing(candidates, python, timeout, env, normalised):
     return None, None, ""
 
 
-def _user_note(user, ran=True) -> str:
-    """What a draft of a user kernel's finding can and cannot vouch for (fuzz/user_kernel.py)."""
-    tolerance = user.get("tolerance") or "the output dtype's default"
-    if user.get("template") and not ran:  # a compile crash: nothing ran, no data or memory behaviour involved
-        return (f"Found in `{user['fn']}` (`{user['file']}`), one of gfxhound's kernel templates, modelled on the "
-                "kernels people ship, at one launch drawn from the template's launch spec; `repro.py` (attached) "
-                "compiles that file at that launch. Only compiling is involved: no GPU, no input data.")
-    if user.get("template"):  # gfxhound's own kernel template (fuzz/shape_templates.py): written to be defined
-        return (f"The kernel is `{user['fn']}` from `{user['file']}`, one of gfxhound's kernel templates (modelled "
-                "on the kernels people ship), at one launch gfxhound drew from the template's launch spec (the "
-                "reproducer holds the file and the launch). It is written free of undefined behaviour: every edge "
-                "masked, index tensors inside their ranges, programs sharing an output only through atomics." + (
-                    f" The reference is the file's float64 PyTorch function `{user['reference']}`, compared element "
-                    f"by element with tolerance {tolerance} (rtol, atol)." if ran and user.get("reference") else ""))
-    if not ran:
-        return (f"The kernel is not generated: it is `{user['fn']}` from `{user['file']}`, compiled at one launch "
-                "that gfxhound drew from its author's launch spec (the reproducer holds the file and the launch).")
-    if not user.get("reference"):
-        return (f"The kernel is not generated: it is `{user['fn']}` from `{user['file']}`, run at one launch that "
-                "gfxhound drew from its author's launch spec (the reproducer holds the file and the launch). That it "
-                "is free of undefined behaviour (out-of-bounds addresses, races between programs) is its author's "
-                "statement, not checked by gfxhound.")
-    return (f"The kernel is not generated: it is `{user['fn']}` from `{user['file']}`, run at one launch that "
-            f"gfxhound drew from its author's launch spec (the reproducer holds the file and the launch). That it is "
-            f"free of undefined behaviour (out-of-bounds addresses, races between programs) is its author's "
-            f"statement, not checked by gfxhound. The reference is the author's function `{user['reference']}` "
-            f"from the same file, compared element by element with tolerance {tolerance} (rtol, atol).")
+def _pasted(code, finding, output, python, env):
+    """The snippet as pasted, ending in its check (oracle/repro/snippet.py `with_check`), and its one run as the
+    reader will run it: (code, Checked), or (code as it was, None) when it has no compile to check."""
+    bug = None if finding.verdict == "timeout" else bug_parts(finding.message, output)
+    pasted = with_check(code, bug) if bug is None or bug else None
+    if pasted is None:
+        return code, None
+    return pasted, run_pasted({"snippet.py": pasted}, [python, "snippet.py"], CHECK_TIMEOUT_S + 60, env)
 
 
-def _how_reduced(reduced, user=None, source_record=None) -> str:
-    """What the draft may say of the reproducer's size: only what the reduction record shows."""
-    if user and source_record:
-        return (f"`gfxhound reduce` shrank the kernel file from {source_record.get('lines_before')} to "
-                f"{source_record.get('lines_after')} lines, statement by statement, checking after each step that "
-                "the failure stays the same.")
-    if user:
-        return USER_NOT_REDUCED
-    record = reduced.record if reduced.repro.exists() else {}
-    if record.get("body_lines_before") and record.get("body_lines_after"):
-        return (f"`gfxhound reduce` shrank the generated kernel's body from {record['body_lines_before']} to "
-                f"{record['body_lines_after']} lines, checking after each step that the failure stays the same.")
-    return NOT_REDUCED
+def _judged(checked, env) -> tuple:
+    """(reproduced, check): the pasted snippet's exit read by the repro protocol, and what the hidden comment says
+    of it (the exit code it really gave)."""
+    reproduced = {PRESENT: True, ABSENT: False}.get(outcome(checked.rc)) if checked.rc is not None else None
+    return reproduced, checked.said("python snippet.py", env["GFXHOUND_CHECKED_WITH"])
 
 
-def _by_hand_wrong_result(minimal, title, summary, ub):
-    """Title and summary of a wrong result whose reproducer is a hand-minimised script, from the script's docstring:
-    its first line ("Hand-minimised repro: <what it shows>") is the title, its next paragraph (what to expect and
-    what happens instead) the summary. No generator boilerplate about undefined behaviour: the kernel is a person's,
-    short enough to read."""
-    doc = ast.get_docstring(ast.parse(minimal.read_text())) or ""
-    paragraphs = [p.replace("\n", " ").strip() for p in doc.split("\n\n") if p.strip()]
-    if not paragraphs:
-        return title, summary, ub
-    shows = re.sub(r"^Hand-minimised repro(?: of [^:]+)?:\s*", "", paragraphs[0]).rstrip(".")
-    if not shows or len(paragraphs) < 2:
-        return title, summary, ub
-    return f"[AMD] {shows[0].upper() + shows[1:] if shows[0].isalpha() else shows}", paragraphs[1], ""
+def _exited(rc) -> str:
+    """A script's exit as a draft's check states it: the code it really gave, and what the protocol reads."""
+    return "did not finish" if rc is None else f"exited {rc} ({describe(rc)})"
+
+
+def _actual(checked, out) -> str:
+    """What the reader sees: the compile's failure, then the check's own verdict line."""
+    if checked is None:
+        return _tail(out)
+    return f"{_tail(checked.stderr)}\n{checked.verdict}".strip()
 
 
 def _triton(corpus, finding, python, timeout, env) -> Draft:
@@ -198,7 +165,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         code_rc, out, _ = run_tool(argv, check_script.parent, timeout, env)
         reproduced = {PRESENT: True, ABSENT: False}.get(outcome(code_rc))  # None: could not test here
         check = f"`python {check_script.name}{' --interpret' if len(argv) > 2 else ''}` with " \
-                f"{env['GFXHOUND_CHECKED_WITH']} exited {code_rc}: {_tail(out, 3)}"
+                f"{env['GFXHOUND_CHECKED_WITH']} {_exited(code_rc)}: {_tail(out, 3)}"
         what = {"miscompile": "wrong result", "runtime_fault": "runtime fault",
                 "nondeterministic": "nondeterministic result"}[finding.verdict]
         title = f"[{arch}] {what}: {headline(finding.message)}"
@@ -212,8 +179,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                        "and launches on an AMD GPU instead when there is one); the reference is PyTorch on the CPU. "
                        "The error is in Triton's lowering or before it: the executor runs the IR Triton hands to "
                        "LLVM's AMDGPU backend.")
-        command = (f"python {check_script.name}" + (" --interpret" if len(argv) > 2 else "")
-                   + "   # exit 1 = the bug is present, 0 = absent, 125 = cannot test here")
+        command = f"python {check_script.name}" + (" --interpret" if len(argv) > 2 else "") + f"   # {EXITS}"
         wanted = "the kernel runs" + ("" if what == "runtime fault" else " and returns the reference's values")
         expected = f"Expected: {wanted}.\n\nActual:\n```\n{_tail(out, 12)}\n```"
         lang = "python"
@@ -221,15 +187,15 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         if user:
             where = "in Triton's interpreter" if examples[0].run.get("backend") == "interpret" else \
                 f"compiled for `{arch}`"
-            summary = (f"`{user['fn']}` ({user['file']}) gives a {what} {where} at one launch: {finding.message}. "
+            summary = (f"{kernel_name(user)} gives a {what} {where} at one launch: {finding.message}. "
                        f"`{REPRO_FILE}` (attached) replays that launch.")
             if examples[0].run.get("backend") == "interpret":  # no compiler ran: not the AMD backend's doing
                 summary += (" The interpreter runs no compiler: a wrong result there is the kernel's or the "
                             "interpreter's, so check the kernel before filing.")
-            command = f"python {check_script.name}   # exit 1 = the bug is present, 0 = absent, 125 = cannot test here"
-            ub = f"\n## The kernel\n{_user_note(user)}\n"
+            command = f"python {check_script.name}   # {EXITS}"
+            ub = f"\n## The kernel\n{user_note(user)}\n"
         if minimal.exists() and not user:  # a person's minimised script: its docstring says what it shows
-            title, summary, ub = _by_hand_wrong_result(minimal, title, summary, ub)
+            title, summary, ub = by_hand_wrong_result(minimal, title, summary, ub)
             attachments = {}  # the script is the report; the fuzzer's harness repro would only be noise
             expected = f"Actual (`python {check_script.name}`):\n```\n{_tail(out, 12)}\n```"
             by_hand = True
@@ -245,7 +211,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                         f"and scope.\n\nActual:\n```\n{_tail(out, 12)}\n```")
             ub = ""
     elif user:  # a user's kernel that fails to compile: its repro compiles the file at the launch that failed
-        # the reproducer: a person's hand-minimised snippet, else the kernel file `gfxhound reduce` shrank, else the
+        # the reproducer: a person's hand-minimised snippet, else the kernel file gfxhound's reducer shrank, else the
         # whole file, each followed by the compile the runtime would do at the failing launch; the first that fails
         # the same way here
         source_reduction = corpus.reduction(finding.signature, "source")
@@ -256,13 +222,10 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         snippet_ok, by_hand = kind is not None, kind == "hand"
         reduced_used = kind in ("hand", "reduced") and source_reduction.kernel.exists()
         code = code if snippet_ok else user["source"]
-        rc, out, _ = run_tool([python, repro_path.name], repro_path.parent, timeout, env)
-        reproduced = {PRESENT: True, ABSENT: False}.get(outcome(rc))
-        check = f"`python {REPRO_FILE}` with {env['GFXHOUND_CHECKED_WITH']} exited {rc}: {_tail(out, 3)}"
         stage = STAGE_NAMES.get(finding.stage, finding.stage)
         what = "compile hang" if finding.verdict == "timeout" else "internal compiler error"
         # the pass that failed, from the snippet's output where it ran (Triton names it there)
-        failed_pass = re.search(r"\[pass ([^,\]]+)", f"{identity(snippet_out or out)} {finding.message}")
+        failed_pass = re.search(r"\[pass ([^,\]]+)", f"{identity(snippet_out)} {finding.message}")
         said = headline(finding.message or finding.normalised)
         title = f"[AMD][{arch}] {failed_pass.group(1) if failed_pass else f'{what} in {stage}'}" + \
             (f" {said}" if said.startswith("fails ") else f": {said}")
@@ -270,36 +233,44 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             [f"{a['name']}: {a['dtype']}{a['shape']}" for a in user["args"] if a["kind"] == "tensor"]
         options = ", ".join(f"{k}={v!r}" for k, v in {**(consts.get("OPTIONS") or {}),
                                                         **(consts.get("ENV_KNOBS") or {})}.items())
-        summary = (f"Compiling `{user['fn']}` ({user['file']}) for `{arch}` at one launch fails with an {what} in "
-                   f"{stage}, not a diagnostic about the kernel. The launch: {', '.join(shown)}; {options}. "
-                   f"`{REPRO_FILE}` (attached) compiles the file at that launch, its arguments specialised as the "
-                   "Triton runtime would; no GPU needed.")
-        command = f"python {REPRO_FILE}   # exit 1 = the bug is present, 0 = absent, 125 = cannot test here"
+        summary = (f"Compiling {kernel_name(user)} for `{arch}` at one launch fails with an {what} in {stage}, not "
+                   f"a diagnostic about the kernel. The launch: {', '.join(shown)}; {options}. `{REPRO_FILE}` "
+                   "(attached) compiles the file at that launch, its arguments specialised as the Triton runtime "
+                   "would; no GPU needed.")
         if reduced_used:  # the reduced kernel is the report; the launch that found it is provenance
             record = source_record = source_reduction.record
             summary = (f"Compiling the kernel below for `{arch}` fails with an {what} in {stage}, not a diagnostic "
-                       f"about the kernel; no GPU needed. It is `{user['fn']}` ({user['file']}) reduced from "
-                       f"{record.get('lines_before')} to {record.get('lines_after')} lines by `gfxhound reduce`"
-                       f"{', then by hand' if by_hand else ''}, "
-                       "compiled as the Triton runtime would at the launch that failed (its arguments specialised "
-                       f"the same way). `{REPRO_FILE}` (attached) compiles the whole file at that launch.")
+                       f"about the kernel; no GPU needed. It is {kernel_name(user)}, reduced from "
+                       f"{record.get('lines_before')} to {record.get('lines_after')} lines by gfxhound's reducer"
+                       f"{', then by hand' if by_hand else ''}, compiled as the Triton runtime would at the launch "
+                       "that failed (its arguments specialised the same way).")
         if snippet_ok:  # the file with a compile call at its end fails the same way: the reproducer as pasted
             if not by_hand:  # without options it does not need (a hand-minimised one is as its author left it)
                 code = simpler(code, python, timeout, env, finding.normalised)
-            attachments["snippet.py"] = code
             reached = reach(code, arch, python, timeout, env, finding.normalised) if kind != "file" else {}
             if len(reached.get("same", [])) > 1:  # every target a reduced kernel reaches (a whole file: too slow)
                 title = title.replace(f"[AMD][{arch}]", f"[AMD][{'/'.join(reached['same'])}]" if set(
                     reached["same"]) != set(REACH_TARGETS) else "[AMD]", 1)
-            command = "python snippet.py   # the reproducer above, saved as snippet.py\n" + command
+            code, checked = _pasted(code, finding, snippet_out, python, env)
+            attachments = {"snippet.py": code}  # the generated harness would only be noise (and the harness's)
+            summary = summary.replace(f" `{REPRO_FILE}` (attached) compiles the file at that launch, its arguments "
+                                      "specialised as the Triton runtime would; no GPU needed.", " No GPU needed.")
+            command = f"python snippet.py   # the reproducer above, saved as snippet.py; {EXITS}"
+            out = snippet_out
+        if not snippet_ok or checked is None:  # only the generated repro shows it: the harness is the check
+            rc, out, _ = run_tool([python, repro_path.name], repro_path.parent, timeout, env)
+            checked, attachments[REPRO_FILE] = None, repro_text
+            command = f"python {REPRO_FILE}   # {EXITS}"
+            reproduced = {PRESENT: True, ABSENT: False}.get(outcome(rc))
+            check = f"`python {REPRO_FILE}` with {env['GFXHOUND_CHECKED_WITH']} {_exited(rc)}: {_tail(out, 3)}"
+        else:
+            reproduced, check = _judged(checked, env)
         expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
-                    f"\n\nActual{' (python snippet.py)' if snippet_ok else ''}:\n```\n"
-                    f"{_tail(snippet_out if snippet_ok else out)}\n```")
-        lang, ub = "python", f"\n## The kernel\n{_user_note(user, ran=False)}\n"
+                    f"\n\nActual{' (python snippet.py)' if snippet_ok else ''}:\n```\n{_actual(checked, out)}\n```")
+        lang, ub = "python", f"\n## The kernel\n{user_note(user, ran=False)}\n"
     else:
         kernel = reduced.kernel.read_text() if reduced.kernel.exists() \
             else _kernel_source(repro_text)
-        minimal = corpus.minimal(finding.signature)
         # a person's hand-minimised script first; else the pruned reduced kernel, if it still fails, else the kernel
         snippets = ([minimal.read_text()] if minimal.exists() else []) + [
             triton_snippet(candidate, consts) for candidate in dict.fromkeys([prune_unused(kernel), kernel])]
@@ -312,8 +283,6 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             if reproduced:
                 break
         by_hand = reproduced and minimal.exists() and code is snippets[0]
-        check = (f"`python snippet.py` with {env['GFXHOUND_CHECKED_WITH']} ended {ended}; normalised failure: "
-                 f"{got['normalised'][:200] or 'none'}")
         if reproduced:
             code = simpler(code, python, timeout, env, finding.normalised)
         reached = reach(code, arch, python, timeout, env, finding.normalised) if reproduced else {}
@@ -331,39 +300,35 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             (f" {said}{trigger}" if said.startswith("fails ") else f": {said}{trigger}")
         summary = (f"Compiling the kernel below for {f'`{arch}`' if arch else 'any AMD target'} fails with an "
                    f"internal compiler error in {stage}, not a diagnostic about the kernel.")
-        command = "python snippet.py   # the reproducer above, saved as snippet.py"
+        fp8 = formats(code, python, timeout, env, finding.normalised) if reached else None
+        code, checked = _pasted(code, finding, out if reproduced else "", python, env)
+        reproduced, check = _judged(checked, env) if checked else (False, "the snippet has no compile to check")
+        command = "python snippet.py   # the reproducer above, saved as snippet.py" + (f"; {EXITS}" if checked
+                                                                                        else "")
         expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
-                    f"\n\nActual:\n```\n{_tail(out)}\n```")
+                    f"\n\nActual:\n```\n{_actual(checked, out)}\n```")
         lang, ub = "python", ""
-        attachments["snippet.py"] = code
+        attachments = {"snippet.py": code}  # only the generated harness remains when the snippet does not show it
         if reached:
-            expected += "\n\n" + reach_text(reached, formats(code, python, timeout, env, finding.normalised))
-            del attachments[REPRO_FILE]  # the snippet reproduces: the generated kernel's script is noise
+            expected += "\n\n" + reach_text(reached, fp8)
+        elif not reproduced:
+            attachments[REPRO_FILE] = repro_text
+    emulated = examples[0].run.get("backend") == "emulate"
     body = "\n".join([
-        BANNER.format(sig=finding.signature), "",
+        BANNER, "",
         "## Summary", summary, "",
         "## Reproducer", f"```{lang}\n{code.rstrip()}\n```", "",
         "## Command", f"```sh\n{command}\n```",
         f"<!-- checked before this draft was written: {check} -->" if reproduced else
         f"**Did not reproduce when this draft was written ({check}): check by hand.**", "",
-        "## Expected vs actual", expected, ub, *_reduced_ir(corpus, finding),
-        *(["## Cause", corpus.cause(finding.signature), ""] if corpus.cause(finding.signature) else []),
+        "## Expected vs actual", expected, ub, *_reduced_ir(corpus, finding), *cause(corpus, finding),
         "## Bisection", bisection(corpus.bisections(finding.signature)), "",
         "## Environment", environment(corpus, finding, [
             f"Python {sys.version.split()[0]}, {sys.platform}",
             *(["No GPU needed: the reproducer only compiles (`triton.compile`)"] if lang == "python" and
               finding.verdict in ("ice", "timeout") else []),
             "Not yet checked on Triton's main branch", *related(corpus, finding)]), "",
-        "## How this was found",
-        f"Found by gfxhound, a fuzzer of Triton's AMD backend"
-        + (", running the kernel's LLVM IR on its CPU executor for AMD LLVM IR (no AMD GPU). "
-           if examples[0].run.get("backend") == "emulate" else ". ")
-        + (f"{_how_reduced(reduced, user, source_record)} " if not (by_hand and _how_reduced(
-            reduced, user, source_record) == NOT_REDUCED) else "")
-        + (("The reproducer above was then minimised by hand. " if _how_reduced(reduced, user, source_record)
-            != NOT_REDUCED else "The reproducer above was minimised by hand from the fuzzer's kernel. ")
-           if by_hand else "") +
-        f"Signature `{finding.signature}`."])
+        "## How this was found", found_by(emulated, how_reduced(reduced, user, source_record), by_hand)])
     return Draft(TRITON, title, body, reproduced, check, attachments)
 
 

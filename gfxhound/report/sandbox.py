@@ -25,6 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
 from gfxhound.report import sandbox_draft, sandbox_env
 from gfxhound.report.sandbox_env import SandboxError, WheelMissing  # noqa: F401 - the CLI catches them here
 
@@ -160,9 +161,9 @@ def _blocks(plan, runs: dict, base: dict, timeout: float) -> "tuple[list, list]"
                        output_tail="\n".join(printed.strip().splitlines()[-12:]))
             if ran.rc is None:
                 reasons.append(f"block {block.index} did not finish in {timeout:g} s")
-            elif ran.rc not in (0, 1):
+            elif ran.rc not in (EXIT_ABSENT, EXIT_PRESENT):
                 why = ""
-                if ran.rc == 125:
+                if ran.rc == EXIT_CANNOT_TEST:
                     why = " (cannot test here" + ("; needs gfxhound's executor" if "gfxhound" in printed else
                                                   "; needs an AMD GPU" if "GPU" in printed else "") + ")"
                 reasons.append(f"block {block.index} exits {ran.rc}{why}: {_last_line(ran)}")
@@ -225,7 +226,7 @@ def check(markdown: str, settings: Settings, attachments: dict | None = None, bi
         session = _Session(plan, plan.requirements, settings, notes)
         installed = sandbox_env.installed(session.venv)
         runs = session.run()
-        evidence = [i for i, (ran, _) in runs.items() if ran.rc == 1]
+        evidence = [i for i, (ran, _) in runs.items() if ran.rc == EXIT_PRESENT]
         if not evidence:
             reasons.append(f"no block exits 1 at triton {plan.release}: nothing shows the bug by its exit code ("
                            + ", ".join(f"block {i} exits {r.rc}" for i, (r, _) in runs.items()) + ")")

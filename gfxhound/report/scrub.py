@@ -2,7 +2,9 @@
 
 Why a list of replacements and a checker: a draft is pasted into a public issue; what leaks is decided by this
 machine (its home, temp dir, checkout, virtual environments), so the scrubber is built from it, and `leaks()`
-lets the report command and the tests prove nothing survived.
+lets the report command and the tests prove nothing survived. What belongs to the harness rather than to this
+machine (its paths, finding ids, file names, commands, a generated repro attached) is upstream_lint.py's; a
+draft's `leaks` holds both.
 """
 from __future__ import annotations
 

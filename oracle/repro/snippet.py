@@ -4,6 +4,9 @@ at one launch (its argument specialisation computed by the installed Triton's ow
 Why in the repro package: the snippet is a standalone reproducer like the repro scripts beside it; the reducer
 shrinks a user's or a template's kernel by rebuilding it for every candidate (reduce/user_source.py), and the
 drafts paste it (gfxhound/report/drafts.py). Both read a repro script's declared settings with `constants`.
+What a draft pastes ends in a check (`with_check`) that speaks the repro protocol of gfxhound/protocol.py: exit 1
+only when the described failure shows, 0 when the kernel compiles, 125 for anything else; the reducer's candidates
+stay bare (one process each, judged by their summarised output).
 """
 from __future__ import annotations
 
@@ -76,3 +79,99 @@ def user_module(user: dict) -> str:
     source = re.sub(r"""^if\s+__name__\s*==\s*["']__main__["']\s*:""", "if False:", source, flags=re.M)
     return source + (f"\n\nkernel = {user['fn']}\nwhile type(kernel).__name__ in ('Autotuner', 'Heuristics'):\n"
                      "    kernel = kernel.fn\n")
+
+
+CHILD = "--child"
+CHECK_TIMEOUT_S = 600
+
+
+COMPILE = r"\bASTSource\(|\btriton\.compile\("
+
+
+def with_check(code: str, bug: "list[str] | None", timeout: int = CHECK_TIMEOUT_S, start: str = COMPILE,
+               what: str = "the kernel", args: bool = False) -> "str | None":
+    """The snippet as pasted: `code` (a kernel and its compile) ending in a check that speaks the repro protocol
+    (gfxhound/protocol.py): exit 1 only when the compile fails with every part of `bug` in its output, 0 when it
+    compiles, 125 for anything else (a different error, a timeout, a Triton that cannot import). `bug=None` is a
+    hang: the compile not finishing is the bug.
+
+    Why a child process: an LLVM abort ends the process it happens in, and a C++ assertion prints to fd 2, out of
+    a Python exception's reach; the parent reads the child's output and exits with what it means. The compile (the
+    statements from the first that matches `start`: `ASTSource(` or `triton.compile(`) moves under
+    `if "--child" in sys.argv:`; with `args`, the child gets the script's own arguments too. None when the code has
+    no such statement (a script of a person's that does something else)."""
+    from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
+    lines = code.rstrip("\n").splitlines()
+    body = ast.parse(code).body
+    first = next((n for n in body if not isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
+                  and re.search(start, ast.get_source_segment(code, n) or "")), None)
+    if first is None:
+        return None
+    head = _guarded_imports(lines[:first.lineno - 1], body)
+    moved = [f"    {line}" if line.strip() else "" for line in lines[first.lineno - 1:]]
+    child = f"[sys.executable, __file__, {'*sys.argv[1:], ' if args else ''}{quoted(CHILD)}]"
+    late = f"the compile did not finish in {timeout} s"
+    out = [*head,
+           f"if {quoted(CHILD)} in sys.argv:  # the compile, in a child process: an LLVM abort ends the process "
+           "it is in",
+           *moved, f"    sys.exit({EXIT_ABSENT})", "", "",
+           f"# The check, in the repro protocol: exit {EXIT_PRESENT} when the compile fails with the error this "
+           "report is about,",
+           f"# {EXIT_ABSENT} when {what} compiles, {EXIT_CANNOT_TEST} on any other failure (this build cannot test "
+           "for the bug)."]
+    if bug is not None:
+        out.append(f"BUG = [{', '.join(quoted(part) for part in bug)}]  # every part is in the failure's output")
+    out += ["try:", f"    child = subprocess.run({child},",
+            f"                           capture_output=True, text=True, timeout={timeout})",
+            "except subprocess.TimeoutExpired:"]
+    if bug is None:  # a hang: not finishing is the bug
+        out += [f"    print({quoted('reproduced: ' + late)})", f"    sys.exit({EXIT_PRESENT})"]
+    else:
+        out += [f"    print({quoted('other failure (cannot test): ' + late)})", f"    sys.exit({EXIT_CANNOT_TEST})"]
+    out += ["output = child.stdout + child.stderr",
+            "sys.stderr.write(output)",
+            "if child.returncode == 0:",
+            f"    print({quoted(f'not reproduced: {what} compiled')})",
+            f"    sys.exit({EXIT_ABSENT})"]
+    if bug is not None:
+        out += ["if all(part in output for part in BUG):",
+                '    print("reproduced:", next(line for line in output.splitlines() if BUG[0] in line).strip())',
+                f"    sys.exit({EXIT_PRESENT})"]
+    out += ['lines = output.strip().splitlines() or [f"exit {child.returncode}"]',
+            'errors = [line for line in lines if "error" in line.lower() or "Assertion" in line]',
+            'print("other failure (cannot test):", (errors or lines[-1:])[0].strip())',
+            f"sys.exit({EXIT_CANNOT_TEST})"]
+    return "\n".join(out) + "\n"
+
+
+def quoted(text: str) -> str:
+    """A Python string literal in double quotes, as a person writes one."""
+    import json
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _guarded_imports(lines: list, body: list) -> list:
+    """The head with `import subprocess` and `import sys` among its standard-library imports, and its other imports
+    (triton, torch) in a try whose ImportError exits 125: a Python without them cannot test for the bug."""
+    import sys
+    from gfxhound.protocol import EXIT_CANNOT_TEST
+    imports = [n for n in body if isinstance(n, (ast.Import, ast.ImportFrom)) and n.lineno <= len(lines)]
+    if not imports:
+        return ["import subprocess", "import sys", "", *lines]
+    first = imports[0].lineno - 1
+    block = []  # the first run of import lines, as written
+    for n in imports:
+        if n.lineno - 1 != first + len(block) or n.end_lineno != n.lineno:
+            break
+        block.append(n)
+    roots = lambda n: [(a.name if isinstance(n, ast.Import) else n.module or "").split(".")[0]  # noqa: E731
+                       for a in (n.names if isinstance(n, ast.Import) else [n])]
+    std = [lines[n.lineno - 1] for n in block if all(r in sys.stdlib_module_names for r in roots(n))]
+    other = [lines[n.lineno - 1] for n in block if lines[n.lineno - 1] not in std]
+    have = {r for n in imports if isinstance(n, ast.Import) for r in roots(n)}
+    std = sorted(set(std + [f"import {m}" for m in ("subprocess", "sys") if m not in have]),
+                 key=lambda line: (line.startswith("from "), line))
+    guarded = ["try:", *[f"    {line}" for line in other],
+               "except ImportError as exc:  # not the bug: this Python cannot run the reproducer",
+               '    print("other failure (cannot test):", exc)', f"    sys.exit({EXIT_CANNOT_TEST})"] if other else []
+    return lines[:first] + std + ([""] if guarded else []) + guarded + lines[first + len(block):]

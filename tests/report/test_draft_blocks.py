@@ -1,5 +1,6 @@
 """A draft's code blocks run as pasted: the reproducer saved as the file the command names, the command typed in a
 shell, and the failure the draft describes comes out. Checked on a real finding of the installed Triton."""
+import json
 import os
 import shutil
 import subprocess
@@ -11,6 +12,13 @@ import triton
 from gfxhound.report.draft_text import code_blocks, headline, prune_unused
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _finding_dir(signature: str) -> Path:
+    """The finding's folder in the checked-in corpus, under its id or the id it was renamed to (aliases.json)."""
+    aliases = ROOT / "corpus" / "aliases.json"
+    renamed = json.loads(aliases.read_text())["aliases"] if aliases.exists() else {}
+    return ROOT / "corpus" / renamed.get(signature, signature)
 
 
 @pytest.mark.skipif(triton.__version__ != "3.9.0", reason="the finding is an internal compiler error of Triton 3.9.0")
@@ -62,8 +70,9 @@ def test_pruning_keeps_what_has_an_effect_and_what_it_reads():
 def test_a_bug_the_newest_triton_no_longer_has_is_not_drafted_as_new(tmp_path, gfxhound_bin, old_python):
     """0b24f87e crashes Triton 3.4.0 and compiles on 3.9.0: a maintainer would close it as fixed."""
     corpus = tmp_path / "corpus"
-    shutil.copytree(ROOT / "corpus" / "0b24f87e8b82386a", corpus / "0b24f87e8b82386a")
-    argv = [gfxhound_bin, "report", "0b24f87e", "--corpus", str(corpus), "--python", old_python,
+    found = _finding_dir("0b24f87e8b82386a")
+    shutil.copytree(found, corpus / found.name)
+    argv = [gfxhound_bin, "report", found.name[:8], "--corpus", str(corpus), "--python", old_python,
             "--out", str(tmp_path / "d")]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -12,6 +12,11 @@ import pytest
 
 from gfxhound.report.scrub import Scrubber
 
+
+def triton_version() -> str:
+    import triton
+    return triton.__version__
+
 ROOT = Path(__file__).resolve().parents[2]
 TRITON_SECTIONS = ["## Summary", "## Reproducer", "## Command", "## Expected vs actual", "## Bisection",
                    "## Environment", "## How this was found"]
@@ -25,10 +30,10 @@ def _corpus(tmp_path, *signatures):
     return corpus
 
 
-def _report(gfxhound_bin, corpus, ident, out, *extra):
+def _report(gfxhound_bin, corpus, ident, out, *extra, rc=0):
     proc = subprocess.run([gfxhound_bin, "report", ident, "--corpus", str(corpus), "--out", str(out), "--json",
                            *extra], capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:] + proc.stdout[-2000:]
+    assert proc.returncode == rc, proc.stderr[-2000:] + proc.stdout[-2000:]
     return json.loads(proc.stdout), (out / "draft.md").read_text()
 
 
@@ -72,6 +77,48 @@ def test_a_triton_draft_of_an_amd_internal_compiler_error(tmp_path, gfxhound_bin
     _no_leaks(md + (tmp_path / "draft" / "snippet.py").read_text(), tmp_path)
 
 
+@pytest.mark.skipif(triton_version() != "3.9.0", reason="the assertion is Triton 3.9.0's")
+def test_a_triton_draft_pastes_a_snippet_whose_exit_is_the_bug(tmp_path, gfxhound_bin):
+    """01f5c6fa: the pasted snippet exits 1 only for its own assertion, the draft says what its exits mean and what
+    it gave, and nothing of the harness reaches upstream (its cause.md names another finding by id)."""
+    corpus = _corpus(tmp_path, "01f5c6fa9ca3e32d")
+    summary, md = _report(gfxhound_bin, corpus, "01f5c6fa", tmp_path / "draft")
+    assert summary["reproduced"] is True and summary["leaks"] == [] and summary["attachments"] == ["snippet.py"]
+    assert "exit 1 = the bug is present, 0 = absent, 125 = cannot test here" in _block(md, "sh")
+    assert "<!-- checked before this draft was written: `python snippet.py` with triton 3.9.0 exited 1 (present): " \
+           "reproduced: " in md
+    code = _block(md, "python")
+    assert 'BUG = ["number of elements must be greater than zero"]' in code
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "snippet.py").write_text(code)
+    proc = subprocess.run([sys.executable, "snippet.py"], cwd=tmp_path / "run", capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 1 and proc.stdout.startswith("reproduced: "), proc.stdout + proc.stderr[-2000:]
+    assert "41ca2f05" not in md and "01f5c6fa" not in md and "gfxhound reduce" not in md
+    _no_leaks(md + code, tmp_path)
+
+
+@pytest.mark.skipif(triton_version() != "3.9.0", reason="the fault is in the code generator Triton 3.9.0 bundles")
+def test_an_llvm_draft_through_tritons_code_generator_shows_only_what_ran(tmp_path, gfxhound_bin):
+    """f311e39e: no `llc` line that never ran (LLVM 22 rejects the IR's triple), no global pip install at the top
+    of the command; the script that ran, its exit codes and the exit it gave."""
+    corpus = _corpus(tmp_path, "f311e39e1081bf24")
+    summary, md = _report(gfxhound_bin, corpus, "f311e39e", tmp_path / "draft")
+    assert summary["upstream"] == "llvm/llvm-project" and summary["reproduced"] is True and summary["leaks"] == []
+    shell = _block(md, "sh")
+    assert shell.startswith("python codegen.py reduced.ll   # exit 1 = the fault shows") and "pip" not in shell
+    assert "llc -mtriple=amdgpu9.42" not in md and "No `llc` built at that revision was run here" in md
+    assert "pip install triton==3.9.0`" in md  # the set-up, in a sentence
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "codegen.py").write_text(_block(md, "python"))
+    (tmp_path / "run" / "reduced.ll").write_text(_block(md, "llvm") + "\n")
+    proc = subprocess.run([sys.executable, "codegen.py", "reduced.ll"], cwd=tmp_path / "run", capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 1 and "reproduced: no s_waitcnt vmcnt(0) between global_atomic_smax" in proc.stdout
+    assert "`python codegen.py reduced.ll` with triton 3.9.0 (pinned AMD code generator" in md and \
+        "exited 1 (present)" in md
+
+
 def test_an_llvm_draft_of_an_llc_crash_on_reduced_ir(tmp_path, gfxhound_bin):
     corpus = _corpus(tmp_path, "28f1b1b801f666bf")
     summary, md = _report(gfxhound_bin, corpus, "28f1b1b8", tmp_path / "draft")
@@ -80,21 +127,25 @@ def test_an_llvm_draft_of_an_llc_crash_on_reduced_ir(tmp_path, gfxhound_bin):
                                   "(gfx950)")
     _sections_in_order(md, LLVM_SECTIONS)
     command = _block(md, "sh").split()
-    assert command[0] == "llc" and "-mcpu=gfx950" in command and command[-1] == "reduced.ll"
+    # the name a stock LLVM 22 installs, run as shown (from PATH), not the path this machine happened to use
+    assert command[0] in ("llc-22", "llc") and "-mcpu=gfx950" in command and command[-1] == "reduced.ll"
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "reduced.ll").write_text(_block(md, "llvm") + "\n")
-    proc = subprocess.run(["/usr/lib/llvm-22/bin/llc", *command[1:]], cwd=tmp_path / "run", capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(command, cwd=tmp_path / "run", capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "Do not know how to split this operator's operand" in proc.stderr
-    assert "- llc: LLVM 22." in md and "llvm-reduce" in md
+    assert f"<!-- checked before this draft was written: `{' '.join(command)}` was killed by signal 6" in md
+    assert "- llc: LLVM 22." in md and "llvm-reduce" in md and summary["leaks"] == []
     _no_leaks(md, tmp_path)
 
 
 def test_a_miscompile_draft_of_a_planted_bug(tmp_path, gfxhound_bin):
     from planted import planted_finding
     corpus, finding, _ = planted_finding(tmp_path / "corpus", plant_in_repro=True)
-    summary, md = _report(gfxhound_bin, corpus.root, finding.signature[:12], tmp_path / "draft")
+    # exit 1: the only reproducer is the generated harness, which the draft must not carry upstream as it is
+    summary, md = _report(gfxhound_bin, corpus.root, finding.signature[:12], tmp_path / "draft", rc=1)
     assert summary["upstream"] == "triton-lang/triton" and summary["reproduced"] is True
+    assert any(leak.startswith("attachment repro.py: the generated harness") for leak in summary["leaks"])
+    assert finding.signature not in md
     assert md.splitlines()[1].startswith("# [gfx942] wrong result: ")
     _sections_in_order(md, TRITON_SECTIONS)
     assert "## No undefined behaviour" in md and "out-of-bounds" in md

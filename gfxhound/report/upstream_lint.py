@@ -1,0 +1,65 @@
+"""A lint of what upstream sees: the title, the body (hidden comments included: they stay in the issue's source)
+and every attachment of a draft, for what belongs to gfxhound and not to the bug.
+
+Why apart from the scrubber (scrub.py): the scrubber knows this machine (its home, temp dir, user, host) and
+replaces them; this knows the harness, whose words a scrubber cannot replace with anything meaningful: the
+project's own paths, finding ids, its internal file names, its commands, a generated harness attached in place of
+a reproducer. A maintainer cannot run `gfxhound bisect 01f5c6fa` or read table.json; such text tells them the
+report is machine output nobody reviewed. The rule (docs/upstream-style.md, "What upstream sees"): saying that
+gfxhound, a fuzzer, found the bug is allowed and expected; naming its commands, ids or files is not.
+"""
+from __future__ import annotations
+
+import re
+
+PROJECT_DIRS = ("corpus", "gfxhound", "fuzz", "oracle", "reduce", "bisect", "docs", "tests", "scratch", "bench",
+                "ci", "nightly")
+RULES = [
+    ("project path", re.compile(rf"(?<![\w./~<>-])(?:{'|'.join(PROJECT_DIRS)})/[\w.*/-]*")),
+    # a signature: 16 hex digits, letters and digits both, not part of a longer hash or a 0x literal
+    ("finding id", re.compile(r"(?<![\w.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{16}(?![\w-])")),
+    # a prefix of one, where the text says what it is
+    ("finding id", re.compile(r"\b(?:finding|signature|example)s?\b[\s:`'\"#]*(?=[0-9a-f]*\d)[0-9a-f]{8,16}\b",
+                              re.I)),
+    ("finding id", re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{8,16}\b[\s`'\"]*(?:finding|signature)\b", re.I)),
+    ("internal file", re.compile(r"\b(?:table|finding|spec|run|caps|bisect|reduce|triage|verify|probe)\.json\b|"
+                                 r"\breduce\.log\b|\bcommand\.txt\b|\bbisect-state-\w+")),
+    ("harness command", re.compile(r"\bgfxhound\s+(?:fuzz|reduce|bisect|report|casts|triage|verify|nightly|corpus|"
+                                   r"perf|replay)\b|\bpip3? install (?:-e|--editable)\b|\bpython3? -m gfxhound\b|"
+                                   r"\b(?:from|import) gfxhound\b|\bGFXHOUND_[A-Z_]+")),
+    ("machine path", re.compile(r"(?<![\w.<>~/-])/(?:work|root|tmp|home|scratch|mnt|data|var/tmp)/\S*")),
+]
+# what only the generated repro script (oracle/repro) carries: its header, its protocol note, its stage markers
+HARNESS = re.compile(r'^"""gfxhound repro |^# the repro protocol \(gfxhound/protocol\.py\)|##gfxhound-stage|'
+                     r"^# ---- gfxhound/[\w/]+\.py \(embedded\)", re.M)
+MAX_ATTACHMENT_LINES = 200  # a reduced .ll or a snippet; a generated repro runs to 500-1,000
+
+
+def is_harness(text: str) -> bool:
+    """Whether a file is gfxhound's generated repro script rather than a reproducer a maintainer can read."""
+    return bool(HARNESS.search(text))
+
+
+def lint(title: str, body: str, attachments: dict | None = None) -> list:
+    """What of the harness is in a draft, one line each ("what in where: text"); empty when it is clean."""
+    attachments = attachments or {}
+    found = []
+    harness = [name for name, text in attachments.items() if is_harness(text)]
+    for where, text in [("title", title), ("body", body), *attachments.items()]:
+        for what, pattern in RULES if where not in harness else []:  # a harness is flagged whole, below
+            for match in pattern.finditer(text):
+                shown = " ".join(match.group(0).split())[:80]
+                if what == "finding id":  # one line per id, whichever rule saw it
+                    shown = re.search(r"(?=[0-9a-f]*\d)[0-9a-f]{8,16}", shown, re.I).group(0)
+                found.append(f"{what} in {where}: {shown}")
+        generated = harness or "repro.py" not in attachments  # the repro.py a draft names is the harness
+        if where in ("title", "body") and generated and re.search(r"\brepro\.py\b", text):
+            found.append(f"internal file in {where}: repro.py (the generated harness)")
+    for name, text in attachments.items():
+        lines = len(text.splitlines())
+        if name in harness:
+            found.append(f"attachment {name}: the generated harness ({lines} lines), not a reproducer: attach "
+                         "only what the bug needs (a reduced .ll, a snippet)")
+        elif lines > MAX_ATTACHMENT_LINES:
+            found.append(f"attachment {name}: {lines} lines (over {MAX_ATTACHMENT_LINES})")
+    return list(dict.fromkeys(found))
