@@ -4,9 +4,17 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-EXECUTION_FORMAT = 1
-VERDICTS = ("pass", "miscompile", "ice", "user_error", "runtime_fault", "timeout", "nondeterministic", "unresolved")
-BUG_VERDICTS = ("miscompile", "ice", "runtime_fault", "timeout", "nondeterministic")
+# The newest run.json format this gfxhound reads. 2: the verdict `unsupported` (a pass's clean refusal). A record
+# is written in the oldest format that holds it, so a gfxhound that predates `unsupported` still reads every other
+# record and refuses only those, with a message, instead of failing on an unknown verdict.
+EXECUTION_FORMAT = 2
+VERDICTS = ("pass", "miscompile", "ice", "unsupported", "user_error", "runtime_fault", "timeout", "nondeterministic",
+            "unresolved")
+BUG_VERDICTS = ("miscompile", "ice", "unsupported", "runtime_fault", "timeout", "nondeterministic")
+# reportable, but not a crash or a wrong result: listings show these apart (the front end accepted what a pass
+# refuses in a diagnostic written for it: docs/identity.md)
+APART_VERDICTS = ("unsupported",)
+FORMAT_OF_VERDICT = {"unsupported": 2}  # the first run.json format that can hold the verdict
 
 
 @dataclass
@@ -29,10 +37,11 @@ class Execution:
     reason: str = ""  # for unresolved/user_error: why
     normaliser: int = 0  # signature normaliser version that produced `normalised` and `signature`
     time: str = ""
-    format: int = EXECUTION_FORMAT
+    format: int = 1
 
     def __post_init__(self):
         assert self.verdict in VERDICTS, self.verdict
+        self.format = max(self.format, FORMAT_OF_VERDICT.get(self.verdict, 1))
 
     def to_json(self):
         return asdict(self)

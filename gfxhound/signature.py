@@ -11,8 +11,11 @@ import hashlib
 import json
 import re
 
-NORMALISER_VERSION = 7
+NORMALISER_VERSION = 8
 # What each version changed (corpus/migrate.py re-keys findings recorded under an older one):
+# 8: an assertion in a generic header (GENERIC_HEADERS) names the pass that hit it and its first non-generic native
+#    frame; a pass's clean refusal (UNSUPPORTED_PATTERNS) is `unsupported`, keyed by (pass, message template); an
+#    unreduced wrong result is keyed by target, layer and the op behind its first wrong output (oracle/culprit.py).
 # 7: a traceback's frames are Triton's when they lie in an installed `triton` package or a Triton source tree's
 #    python/triton, wherever that is (before: any path with "triton" and without "gfxhound", which dropped every
 #    frame of a Triton installed under a folder named gfxhound, such as the bisection cache ~/.cache/gfxhound).
@@ -52,6 +55,34 @@ ENVIRONMENT_PATTERNS = [
     (r"No module named 'numpy'", "numpy is missing"),
 ]
 
+# A pass's clean refusal: the front end accepted what a pass does not implement, and the pass said so in a diagnostic
+# written for it (MLIR's emitError or LLVM's report_fatal_error), not by an assertion, a crash or a verifier error.
+# Reportable (`unsupported`), but listed apart from crashes; one finding per (pass, message template): the template
+# is the diagnostic with type names blanked, so f32->fp8e4 and f32->fp8e5 refusals of one converter are one.
+# Collected from Triton 3.6-3.9 AMD campaigns and the AMD backend's emitError calls.
+UNSUPPORTED_PATTERNS = [
+    r"\bNYI: ",  # 'amdg.upcast_mxfp' op NYI: fpType must be E2M1, E4M3, or E5M2
+    r"^Unsupported conversion from ",  # ... 'f32' to 'f8E4M3FNUZ' with rounding mode rtz (ElementwiseOpToLLVM)
+    r"^no matching matrix core intrinsic",  # ... due to unsupported element type (WMMA/MFMA selection)
+    r"^Unsupported DotScaleOp found when converting",  # LLVM ERROR in ConvertTritonAMDGPUToLLVM (3.6)
+    r"^Unsupported architecture for ",  # LLVM ERROR: ... direct to lds loads (async copy forced off CDNA3/4)
+    r"^\(M, N\) cases other than .* unimplemented",  # AccelerateMatmul's MFMA tile choice (3.4)
+]
+
+# Assertions of LLVM's and MLIR's generic headers: a container's bounds, a cast, a storage verifier. The header
+# names no bug; the pass that called it, and the first native frame outside the generic code, do.
+GENERIC_HEADERS = ("ArrayRef.h", "SmallVector.h", "Casting.h", "STLExtras.h", "StorageUniquerSupport.h",
+                   "DenseMap.h", "Optional.h", "PointerUnion.h", "StringRef.h", "APInt.h", "TypeSwitch.h",
+                   "MapVector.h", "SetVector.h", "iterator_range.h", "OperationSupport.h", "TypeRange.h")
+# native frames that are the assertion's machinery or a generic helper, not the code that failed
+_GENERIC_FRAME = re.compile(
+    r"^(?:llvm::sys::|llvm::report_fatal_error|llvm::llvm_unreachable_internal|__assert|__GI_|__libc_|abort\b|"
+    r"raise\b|gsignal\b|_start\b|__restore_rt|SignalHandler|PrintStackTrace|std::|mlir::detail::|\w*pthread_|"
+    r"llvm::(?:ArrayRef|MutableArrayRef|SmallVector\w*|cast|isa|dyn_cast|cast_or_null|detail|function_ref|"
+    r"DenseMap\w*|TypeSwitch)\b)")
+_NATIVE_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-fA-F]+ (?:in )?(.+?)(?: (?:\S*/)?([\w.+-]+\.(?:cpp|cc|c|h|hpp|inc)):"
+                           r"\d+(?::\d+)?)?\s*$", re.M)
+
 _NORMALISERS = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0xADDR"),
     (re.compile(r"(?:/[\w.+\-@]+)+/([\w.+\-]+)"), r"<path>/\1"),  # absolute paths: keep the basename only
@@ -77,6 +108,7 @@ _NORMALISERS = [
     (re.compile(r"[ \t]+"), " "),
 ]
 
+_CONTEXT_TAIL = re.compile(r" \[pass [^\[\]]*\]$")
 _STAGE_MARK = re.compile(r"^##gfxhound-stage (\S+)\s*$", re.M)
 _KEY_LINE_PATTERNS = [
     re.compile(r"LLVM ERROR: .*"),
@@ -95,7 +127,11 @@ def normalise(text):
     """The versioned normaliser: stable across runs, keeps types, intrinsics, pass and arch names."""
     for pattern, repl in _NORMALISERS:
         text = pattern.sub(repl, text)
-    return text.strip()[:400]
+    text = text.strip()
+    tail = _CONTEXT_TAIL.search(text)  # the pass that names a long assertion survives the cut (version 8)
+    if tail and len(text) > 400:
+        return text[:400 - len(tail.group(0))].rstrip() + tail.group(0)
+    return text[:400]
 
 
 def last_stage(text):
@@ -117,6 +153,8 @@ def key_line(text, complete=True):
                 found = m.group(0).strip()
                 if complete and _GENERIC.search(found):
                     found = f"{found} {identity(text)}".strip()
+                elif complete and generic_header(found):
+                    found = f"{found} {header_identity(text)}".strip()
                 return found
     return ""
 
@@ -132,13 +170,16 @@ _OP_ERROR = re.compile(r"error: '([\w.]+)' op\b")
 _PTXAS_ERROR = re.compile(r"^ptxas [^\n;]*; error\s*: (.*)$", re.M)  # NVIDIA: what ptxas itself rejected
 
 
+def failing_pass(text):
+    """The pass that failed: MLIR's note names it, LLVM's stack dump lists the passes it ran (innermost last)."""
+    passes = _MLIR_PASS.findall(text or "") or ["".join(found) for found in _LLVM_PASS.findall(text or "")]
+    return normalise(passes[-1]) if passes else ""
+
+
 def identity(text):
     """``[pass X, op Y]`` from the diagnostics in text, or '' when they name neither."""
     text = text or ""
-    parts = []
-    passes = _MLIR_PASS.findall(text) or ["".join(found) for found in _LLVM_PASS.findall(text)]
-    if passes:
-        parts.append(f"pass {normalise(passes[-1])}")
+    parts = [f"pass {failing_pass(text)}"] if failing_pass(text) else []
     op = _OP_ERROR.search(text)
     if op:
         parts.append(f"op {op.group(1)}")
@@ -146,6 +187,58 @@ def identity(text):
     if ptxas:
         parts.append(f"ptxas: {ptxas.group(1).strip()}")
     return f"[{', '.join(parts)}]" if parts else ""
+
+
+def generic_header(line):
+    """The generic header (GENERIC_HEADERS) an assertion line names, or ''."""
+    found = _ASSERT_AT.search(line or "")
+    return found.group(1) if found and found.group(1) in GENERIC_HEADERS else ""
+
+
+def first_own_frame(text):
+    """The innermost frame of a native stack dump that is neither the assertion's machinery nor a generic header's
+    code, as its qualified name without arguments; '' without a symbolised stack dump (a release build prints
+    none: then the pass alone names the bug)."""
+    for found in _NATIVE_FRAME.finditer(text or ""):
+        name, source = re.sub(r" \(\S+\+0x[0-9a-fA-F]+\)$", "", found.group(1).strip()), found.group(2) or ""
+        if name.startswith("(") or source in GENERIC_HEADERS:  # unsymbolised, or inlined from a generic header
+            continue
+        name = name.replace("(anonymous namespace)", "{anon}").split("(", 1)[0].strip()
+        name = name.rsplit(" ", 1)[-1].replace("{anon}", "(anonymous namespace)")  # no return type
+        if name and not _GENERIC_FRAME.match(name):
+            return normalise(name)
+    return ""
+
+
+def header_identity(text):
+    """``[pass X, frame F]`` for an assertion in a generic header, or '' when the output names neither."""
+    parts = [f"pass {failing_pass(text)}"] if failing_pass(text) else []
+    frame = first_own_frame(text)
+    if frame:
+        parts.append(f"frame {frame}")
+    return f"[{', '.join(parts)}]" if parts else ""
+
+
+_DIAGNOSTIC = re.compile(r"^(?:LLVM ERROR|error): ")
+_OP_PREFIX = re.compile(r"^'[\w.]+' op ")
+
+
+def unsupported_template(line):
+    """The message template of a pass's clean refusal (UNSUPPORTED_PATTERNS) on a key line, or '': the diagnostic
+    without its `error:` or `LLVM ERROR:` prefix, type names blanked, normalised."""
+    if not _DIAGNOSTIC.match(line or ""):
+        return ""
+    diagnostic = _DIAGNOSTIC.sub("", line).strip()
+    bare = _OP_PREFIX.sub("", diagnostic)
+    if not any(re.search(pattern, bare) for pattern in UNSUPPORTED_PATTERNS):
+        return ""
+    return normalise(_DTYPE_NAMES.sub("<type>", diagnostic))
+
+
+def unsupported_key(template, text):
+    """An `unsupported` finding's identity: the message template and the pass that refused (from the output)."""
+    where = failing_pass(text)
+    return f"{template} [pass {where}]" if where else template
 
 
 def triton_frame(path: str) -> bool:
@@ -246,6 +339,9 @@ def summarise(text, ended):
         verdict = "ice"
         frames = []
     normalised = normalise(message)
+    template = unsupported_template(native) if verdict == "ice" else ""
+    if template:  # a pass refused cleanly: one finding per (pass, message template), whatever the kernel
+        verdict, frames, normalised = "unsupported", [], unsupported_key(template, text)
     return {
         "verdict": verdict,
         "stage": stage,
@@ -304,6 +400,15 @@ def miscompile_signature(verdict, target, ops, fallback):
     ``fallback`` (the kernel family and the spec's own hash) stands in, so no two kernels share a catch-all."""
     assert ops or fallback, "a miscompile signature needs the kernel's ops or a fallback"
     normalised = f"{target}: " + (" ".join(sorted(ops)) if ops else f"kernel {fallback}")
+    return normalised, signature_hash(verdict, "run", normalised, [])
+
+
+def wrong_result_signature(verdict, target, layer, culprit):
+    """An unreduced wrong result's provisional identity: the target, the layer that ran the kernel (device,
+    emulate, interpret) and the op behind its first wrong output (oracle/culprit.py), so one bug met through many
+    random kernels is one finding before any reduction (docs/identity.md)."""
+    assert culprit, "a wrong result's provisional signature needs the op behind it"
+    normalised = f"{target} {layer}: wrong {culprit}"
     return normalised, signature_hash(verdict, "run", normalised, [])
 
 

@@ -9,6 +9,8 @@ from gfxhound.signature import (MEMORY_MODEL_STAGE, NORMALISER_VERSION, environm
                                 memory_model_signatures,
                                 summarise, user_error_reason)
 
+from .culprit import culprit, scaled_dot_layout  # noqa: F401  (reduce/regroup.py reads the layout through here)
+
 
 def now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
@@ -103,12 +105,14 @@ RUNTIME_FAULT_PATTERNS = (r"illegal memory access", r"unspecified launch failure
 
 
 def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, options: dict, backend: str,
-                  ops=(), family="kernels") -> Execution:
-    """Turn an execution outcome into a verdict. A miscompile's signature is provisional (docs/design.md): target and
-    the kernel's op multiset, until reduction regroups it."""
+                  ops=(), family="kernels", spec=None, caps=None) -> Execution:
+    """Turn an execution outcome into a verdict. A wrong result's signature is provisional (docs/identity.md): with
+    the spec and its capabilities, the target, the layer and the op behind the first wrong output (culprit.py);
+    without them, or where that says nothing (a user's kernel), the target and the kernel's op multiset. Reduction
+    regroups it either way."""
     import re
 
-    from gfxhound.signature import miscompile_signature
+    from gfxhound.signature import miscompile_signature, wrong_result_signature
 
     from .limitations import match
 
@@ -131,7 +135,9 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
             verdict = "nondeterministic"
         else:
             verdict = "miscompile"
-        normalised, signature = miscompile_signature(verdict, target, ops, f"{family} {spec_hash}")
+        named = culprit(spec, caps, outcome.get("message", "")) if spec is not None and caps is not None else ""
+        normalised, signature = (wrong_result_signature(verdict, target, backend, named) if named else
+                                 miscompile_signature(verdict, target, ops, f"{family} {spec_hash}"))
         return Execution(verdict=verdict, stage="run", message=outcome.get("message", ""), normalised=normalised,
                          signature=signature, **base)
     if status == "ub":

@@ -9,7 +9,10 @@ The shape: the target, the reduced kernel's op *families* from the registry (``m
 ``tl.log`` alike: the reduction keeps one op of the family the bug needs, not always the same one), its control
 structure (loops, branches) and what of its launch the reduction could not reset (knobs, warps, stages: a dot that
 is wrong only with kpack=2 and one wrong only on one warp are two bugs). Element types stay out: the reduction does
-not always narrow them.
+not always narrow them. A scaled dot is the exception: its operand formats (by class: 16-bit, fp8, fp4) and scale
+layout (which side is scaled, groups of 32 or 16) are what its lowering branches on, so they are part of its shape
+(a bf16 operand whose scale is dropped and an mxfp4 operand with 16-element groups are two bugs, found in one
+campaign, whose reduced kernels were both "one dot").
 """
 from __future__ import annotations
 
@@ -33,8 +36,25 @@ def shape_of(spec, caps, target: str) -> str:
         families = ["io " + " ".join(sorted(features.ops)), "types " + " ".join(sorted(features.dtypes))]
     control = sorted(c for c in features.control if c in STRUCTURE)
     shape = f"{target}: ops {' '.join(families)}; control {' '.join(control) or '-'}"
+    scaled = scaled_dots(spec, caps)
+    if scaled:
+        shape += f"; scaled dot {' | '.join(scaled)}"
     launch = launch_of(spec)
     return f"{shape}; launch {launch}" if launch else shape
+
+
+def scaled_dots(spec, caps) -> "list[str]":
+    """Each tl.dot_scaled's operand format classes and scale layout ('16-bit+scale x fp8+scale, groups of 32')."""
+    from gfxhound.fuzz.program import walk
+    from gfxhound.oracle.judge import scaled_dot_layout
+
+    def each(nodes):
+        for node in nodes:
+            if node.get("k") == "op" and node["op"].startswith("dot_scaled"):
+                yield scaled_dot_layout(node["op"], node["types"])
+            for key in ("body", "then", "else"):
+                yield from each(node.get(key, []))
+    return sorted(set(each(walk(spec, caps).nodes)))
 
 
 def launch_of(spec) -> str:

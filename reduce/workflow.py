@@ -21,7 +21,7 @@ from gfxhound.signature import MEMORY_MODEL_STAGE
 from .llvm_ir import ReduceError
 from .mlir import INPUT_FOR_STAGE
 
-SPEC_VERDICTS = ("ice", "timeout", "miscompile")  # what spec-level reduction handles (and any memory-model finding)
+SPEC_VERDICTS = ("ice", "unsupported", "timeout", "miscompile")  # what spec-level reduction handles (and any memory-model finding)
 REDUCIBLE_FAMILIES = ("kernels",)  # a collective's repro.py is its standalone reproducer (docs/collectives.md)
 # stages whose failure is in Triton's code generator: LLVM IR reduced through that code generator (--level ir)
 CODEGEN_STAGES = ("amdgcn", MEMORY_MODEL_STAGE)

@@ -29,7 +29,7 @@ class Recording:
         counts = (outcome.get("features") or {}).get("ops") or render(spec, self.caps[arch]).features.ops
         ops = [name for name, count in sorted(counts.items()) for _ in range(count)]
         return judge_execute(outcome, spec.spec_hash(), arch, self.toolchain, launch_options(spec), backend, ops,
-                             spec.family)
+                             spec.family, spec=spec, caps=self.caps[arch])
 
     def finish_one(self, pool, spec, arch, task, future):
         outcome = pool.outcome(task, future)

@@ -56,8 +56,10 @@ def features_of(spec, features, arch):
     return feats
 
 
-# the JSON summary's schema (docs/schemas/fuzz-summary.json); bump on a change a reader must know of
-SUMMARY_FORMAT = "gfxhound.fuzz-summary/1"
+# the JSON summary's schema (docs/schemas/fuzz-summary.json); bump on a change a reader must know of. 2: the
+# verdict `unsupported`; each finding's `status` (report/triage.py `standing`); `new` only for what is new to the
+# corpus and recorded nowhere (no tracker entry, search or draft)
+SUMMARY_FORMAT = "gfxhound.fuzz-summary/2"
 
 
 def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
@@ -71,7 +73,8 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
         "phases_s": _phases(stats, duration), "timeouts": stats.timeouts,
         "verdicts": dict(stats.verdicts),
         "user_error_share": round(stats.verdicts.get("user_error", 0) / n, 4),
-        "new_signatures": stats.new_signatures, "findings": sorted(stats.findings.values(), key=lambda f: f["signature"]),
+        "new_signatures": stats.new_signatures,
+        "findings": with_status(sorted(stats.findings.values(), key=lambda f: f["signature"]), config.corpus),
         "findings_headline": headline(list(stats.findings.values())),
         "resources": dict(stats.resources),
         "execution": _execution_summary(stats, n, config.backend) if config.backend != "compile" else {},
@@ -84,6 +87,24 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
     excluded = excluded_features(config.backend) + ["exclude:ttgir"] if config.backend != "compile" else ()
     summary["coverage_floors"] = check(summary["coverage"], stats.kernels, summary["user_error_share"], excluded)
     return summary
+
+
+def with_status(rows: list, corpus_root) -> list:
+    """Each finding's status at a glance as the corpus knows it when the campaign ends (its triage file, drafts,
+    verifications), and `new` narrowed to a finding new to the corpus and recorded nowhere: a bug that a fresh
+    corpus meets for the first time but whose upstream report is in triage.json is "known upstream", not new."""
+    from gfxhound.corpus_store import Corpus, CorpusError
+    from gfxhound.report.triage import corpus_triage, standing_in
+    corpus = Corpus(corpus_root)
+    triage = corpus_triage(corpus)
+    out = []
+    for row in rows:
+        try:
+            status = standing_in(corpus, corpus.get(row["id"]), triage)
+        except CorpusError:  # the corpus went away under the campaign: nothing is known of it
+            status = {"state": "new", "text": "new", "link": None}
+        out.append(dict(row, status=status, new=bool(row.get("new")) and status["state"] == "new"))
+    return out
 
 
 def _phases(stats: Stats, duration: float) -> dict:

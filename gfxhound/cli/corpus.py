@@ -76,11 +76,24 @@ def _migrate(corpus, dry_run):
     from gfxhound.corpus_store.migrate import migrate
     from gfxhound.fuzz.forced import forced
     from gfxhound.oracle.memory_model_tables import TABLES
-    report = migrate(corpus, TABLES.get, forced, corpus.root / "triage.json", dry_run=dry_run)
+    report = migrate(corpus, TABLES.get, forced, corpus.root / "triage.json", dry_run=dry_run,
+                     culprit_of=_culprit_of)
     for old, new in sorted(report["moved"].items()):
         print(f"{'would re-key' if dry_run else 're-keyed'} {old} -> {', '.join(new)} (normaliser "
               f"{report['normaliser']}; {old} kept as an alias)")
     print(f"{len(report['moved'])} finding(s) re-keyed, {report['unchanged']} unchanged")
+
+
+def _culprit_of(spec: dict, caps: dict, run: dict) -> str:
+    """The op behind a stored wrong result's first wrong output (oracle/culprit.py), or '' when the example cannot
+    say (a user's kernel, a spec or capabilities this gfxhound cannot read)."""
+    from gfxhound.fuzz.capabilities import Capabilities
+    from gfxhound.oracle.judge import culprit
+    from gfxhound.spec import KernelSpec
+    try:
+        return culprit(KernelSpec.from_json(spec), Capabilities.from_json(caps), run.get("message", ""))
+    except (KeyError, TypeError, ValueError):
+        return ""
 
 
 def cmd_merge(args):
@@ -114,14 +127,22 @@ def first_line(message: str) -> str:
 
 
 def listing(corpus) -> list:
-    """The findings as rows, in the listing order (families together, forced configurations last)."""
+    """The findings as rows, in the listing order (families together, forced configurations last, `unsupported`
+    apart), each with its status at a glance (report/triage.py `standing`: `status` its state, `status_text` and
+    `status_link` what a person reads and follows; `recorded_status` what finding.json holds)."""
     from gfxhound.families import groups
+    from gfxhound.report.triage import corpus_triage, standing_in
     from gfxhound.signature import headline
-    rows = [{"id": f.signature, "verdict": f.verdict, "stage": f.stage, "count": f.count,
-             "targets": f.targets, "toolchains": f.toolchains, "status": f.status,
-             "normalised": f.normalised, "configuration": f.configuration, "aliases": f.aliases,
-             "message": first_line(f.message), "headline": headline(f.message)} for f in corpus.findings()]
-    return [dict(r, family=g["family"]) for g in groups(rows) for r in g["members"]]
+    triage = corpus_triage(corpus)
+    rows = []
+    for f in corpus.findings():
+        glance = standing_in(corpus, f, triage)
+        rows.append({"id": f.signature, "verdict": f.verdict, "stage": f.stage, "count": f.count,
+                     "targets": f.targets, "toolchains": f.toolchains, "status": glance["state"],
+                     "status_text": glance["text"], "status_link": glance["link"], "recorded_status": f.status,
+                     "normalised": f.normalised, "configuration": f.configuration, "aliases": f.aliases,
+                     "message": first_line(f.message), "headline": headline(f.message)})
+    return [dict(r, family=g["family"], apart=g["apart"]) for g in groups(rows) for r in g["members"]]
 
 
 def cmd_list(args):
@@ -137,13 +158,18 @@ def cmd_list(args):
     return 0
 
 
+def _status(r) -> str:
+    return r["status_text"] + (f" {r['status_link']}" if r.get("status_link") else "")
+
+
 def _markdown(rows):
-    print("| id | verdict | stage | targets | toolchains | count | first error line |")
-    print("|---|---|---|---|---|---|---|")
+    print("| id | verdict | stage | targets | toolchains | count | status | first error line |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         message = r["headline"].replace("|", "\\|")
+        status = f"[{r['status_text']}]({r['status_link']})" if r.get("status_link") else r["status_text"]
         print(f"| `{r['id']}` | {r['verdict']} | {r['stage'] or '-'} | {', '.join(r['targets'])} | "
-              f"{', '.join(r['toolchains'])} | {r['count']} | `{message}` |")
+              f"{', '.join(r['toolchains'])} | {r['count']} | {status} | `{message}` |")
 
 
 def _table(rows):
@@ -151,27 +177,34 @@ def _table(rows):
     sizes = {}
     for r in rows:
         sizes[r["family"]] = sizes.get(r["family"], 0) + 1
-    lines = []
+    bugs, apart = [], []
     for r in rows:
         notes = (["forced"] if r["configuration"] != "default" else []) + (
             [f"family {r['family'][:8]}"] if sizes[r["family"]] > 1 else [])
-        lines.append([r["id"], r["verdict"], r["stage"] or "-", str(r["count"]), ",".join(r["targets"]),
-                      ", ".join(notes) or "-", r["headline"]])
-    table(["id", "verdict", "stage", "count", "targets", "notes", "first error line"], lines,
-          keep=("id", "verdict", "stage", "count"))
+        (apart if r.get("apart") else bugs).append([r["id"], r["verdict"], r["stage"] or "-", str(r["count"]),
+                                                    ",".join(r["targets"]), _status(r), ", ".join(notes) or "-",
+                                                    r["headline"]])
+    columns = ["id", "verdict", "stage", "count", "targets", "status", "notes", "first error line"]
+    table(columns, bugs, keep=("id", "verdict", "stage", "count"))
+    if apart:  # a pass's clean refusal: reportable, counted apart from crashes and wrong results
+        table(columns, apart, title="unsupported (a pass refused the kernel with a diagnostic of its own)",
+              keep=("id", "verdict", "stage", "count"))
 
 
 def cmd_show(args):
+    from gfxhound.report.triage import corpus_triage, standing_in
     from gfxhound.signature import headline
     corpus = existing_corpus(args.corpus)
     finding = corpus.get(args.id)
     examples = [str(p) for p in corpus.example_dirs(finding.signature)]
+    glance = standing_in(corpus, finding, corpus_triage(corpus))
     if args.json:
         emit("corpus-show", {"finding": finding.to_json(), "headline": headline(finding.message),
-                             "examples": examples})
+                             "status": glance, "examples": examples})
         return 0
     f = finding
-    print(f"{f.signature}: {f.verdict} in stage {f.stage or '-'}, seen {f.count} time(s), status {f.status}")
+    link = f" ({glance['link']})" if glance["link"] else ""
+    print(f"{f.signature}: {f.verdict} in stage {f.stage or '-'}, seen {f.count} time(s), {glance['text']}{link}")
     print(f"  first error line: {headline(f.message)}")
     for label, value in (("message", first_line(f.message)), ("normalised", f.normalised),
                          ("targets", ", ".join(f.targets)), ("toolchains", ", ".join(f.toolchains)),

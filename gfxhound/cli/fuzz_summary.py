@@ -26,15 +26,19 @@ def print_summary(summary: dict, stream=None) -> None:
         from gfxhound.oracle.specialisation_stats import summary_line
         out.print(escape(summary_line(spec)))
     if summary["findings"]:
-        rows = []
+        bugs, apart = [], []
         for group in groups(summary["findings"]):
             many = len(group["members"]) > 1
             for f in group["members"]:
                 label = ("forced: " if group["forced"] else "") + (f"family {group['family'][:8]}: " if many else "")
-                rows.append([f["id"], f["verdict"], f["stage"] or "-", f["target"], "yes" if f["new"] else "",
-                             label + f["first_error_line"]])
-        table(["id", "verdict", "stage", "target", "new", "first error line"], rows,
-              title=f"findings: {headline(summary['findings'])}", keep=("id", "verdict", "new"), stream=stream)
+                (apart if group.get("apart") else bugs).append([f["id"], f["verdict"], f["stage"] or "-", f["target"],
+                                                                status_cell(f), label + f["first_error_line"]])
+        columns = ["id", "verdict", "stage", "target", "status", "first error line"]
+        table(columns, bugs, title=f"findings: {headline(summary['findings'])}", keep=("id", "verdict"),
+              stream=stream)
+        if apart:  # counted apart from crashes: the front end accepted what a pass refuses in a diagnostic
+            table(columns, apart, title="unsupported (a pass refused the kernel with a diagnostic of its own)",
+                  keep=("id", "verdict"), stream=stream)
     for miss in summary.get("coverage_floors", {}).get("missed", []):
         out.print(f"[yellow]coverage below its floor[/]: {miss['floor']} in {miss['share']:.1%} of kernels "
                   f"(floor {miss['least']})")
@@ -47,6 +51,13 @@ def print_summary(summary: dict, stream=None) -> None:
         out.print("[bold]user errors[/] (legitimate rejections; the generator should avoid them):")
         for message, count in summary["user_errors"].items():
             out.print(f"  {count} x {escape(message)}")
+
+
+def status_cell(finding: dict) -> str:
+    """What the corpus knows of a finding, with its upstream link: 'new', 'known upstream: owner/repo#N (pr,
+    reported) https://...', 'drafted, not yet reported', 'fixed in triton-3.9.0 https://...'."""
+    status = finding.get("status") or {"text": "new" if finding.get("new") else "seen before", "link": None}
+    return status["text"] + (f" {status['link']}" if status.get("link") else "")
 
 
 def _blowups(out, blowups: dict) -> None:

@@ -22,7 +22,7 @@ known upstream and not drafted; 1 drafted, but not to file as it is: the repro d
 still names gfxhound's internals; 2 a usage error (one line says which). With --check: 0 the draft is ready, 1 it
 is not (the reasons are printed), 2 a usage error (no draft yet, a wheel missing from the wheelhouse)."""
 
-DRAFTED_VERDICTS = ("ice", "timeout", "miscompile", "runtime_fault", "nondeterministic")
+DRAFTED_VERDICTS = ("ice", "unsupported", "timeout", "miscompile", "runtime_fault", "nondeterministic")
 
 
 def add_report(sub):

@@ -3,7 +3,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-FINDING_FORMAT = 2  # 2: aliases, configuration, normaliser, split_from, absorbed_into (format 1 reads as defaults)
+# The newest finding.json format this gfxhound reads. 2: aliases, configuration, normaliser, split_from,
+# absorbed_into (format 1 reads as defaults); 3: the verdict `unsupported`. A finding is written in the oldest
+# format that holds it (2, or 3 for `unsupported`), so an older gfxhound refuses only what it cannot read.
+FINDING_FORMAT = 3
+_FORMAT_OF_VERDICT = {"unsupported": 3}
 _OPTIONAL = {"aliases": list, "configuration": lambda: "default", "normaliser": lambda: 0, "split_from": list,
              "absorbed_into": lambda: ""}
 
@@ -35,7 +39,7 @@ class Finding:
     format: int = FINDING_FORMAT
 
     def to_json(self):
-        return asdict(self)
+        return dict(asdict(self), format=_FORMAT_OF_VERDICT.get(self.verdict, 2))
 
     @property
     def forced(self):

@@ -23,7 +23,8 @@ def absorb(corpus, source: str, into: str, finding: "Finding | None" = None) -> 
     """Fold finding `source` into `into`: counts summed, sets unioned, examples moved (an example of a spec
     `into` already has, and every other file of `source` (reduced/, bisect.json, verify.json, drafts) go to
     `<into>/aliases/<source>/`), `source` and its aliases kept as aliases. `finding`: what `into` starts as when
-    it does not exist yet (re-keying)."""
+    it does not exist yet (re-keying); then `into` is `source` under a new id, and what `source` held (its
+    reduction, draft, bisection) stays at the top of `into`'s folder, where every stage looks for it."""
     if source == into:
         raise CorpusError(f"corpus at {corpus.root}: cannot fold finding {source} into itself")
     finish_pending(corpus)
@@ -59,6 +60,7 @@ def _absorb(corpus, source, into, finding):
     table = {old: (into if new in (source, *src.aliases) else new) for old, new in table.items() if old != into}
     corpus.write_aliases(table)
     src_dir, dst_dir = corpus.path(source), corpus.path(into)
+    renamed = corpus._load(into) is None  # a re-keying to a new id: its reduction, draft, bisection stay its own
     dst_dir.mkdir(parents=True, exist_ok=True)
     have = set(corpus._disk_examples(into))  # 2: the examples, then everything else the source holds
     for ex in corpus._disk_examples(source):
@@ -70,6 +72,9 @@ def _absorb(corpus, source, into, finding):
         rest += list((src_dir / EXAMPLES).iterdir())  # an example of a spec `into` already has
     keep = dst_dir / ALIASES_DIR / source
     for p in rest:
+        if renamed and p.parent == src_dir and not (dst_dir / p.name).exists():
+            os.rename(p, dst_dir / p.name)
+            continue
         keep.mkdir(parents=True, exist_ok=True)
         os.rename(p, keep / (p.name if p.parent == src_dir else f"examples-{p.name}"))
     dst = corpus._load(into)  # 3: the target, counted once

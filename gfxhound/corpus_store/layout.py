@@ -36,6 +36,7 @@ MINIMAL_FILE = "minimal.py"  # a repro a person minimised by hand: preferred ove
 CAUSE_FILE = "cause.md"  # a person's reading of the cause (source lines, a fix), which a draft quotes as theirs
 TABLE_FILE = "table.json"  # a conversion-table finding: every probe that stored a wrong code, on every target
 DRAFT_DIR = "draft"
+DRAFT_FILE = "draft.md"  # what gfxhound report writes in DRAFT_DIR (its presence: the finding was drafted)
 LOCK_FILE = ".lock"
 
 # one example: what a campaign keeps of one kernel

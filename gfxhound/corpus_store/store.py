@@ -17,8 +17,9 @@ from pathlib import Path
 from gfxhound.atomic import install_dir, write_atomic, write_synced
 
 from .finding import CorpusError, Finding
-from .layout import (ALIASES_DIR, ALIASES_FILE, BISECT_FILE, DRAFT_DIR, EXAMPLES, FINDING_FILE, IR_DIR, LOCK_FILE,
-                     CAUSE_FILE, MINIMAL_FILE, NAME, REDUCED, TOOLCHAINS, VERIFY_FILE, Example, Reduction, is_temp)
+from .layout import (ALIASES_DIR, ALIASES_FILE, BISECT_FILE, DRAFT_DIR, DRAFT_FILE, EXAMPLES, FINDING_FILE, IR_DIR,
+                     LOCK_FILE, CAUSE_FILE, MINIMAL_FILE, NAME, REDUCED, TOOLCHAINS, VERIFY_FILE, Example, Reduction,
+                     is_temp)
 from .merge import merge
 
 _REQUIRED = ("signature", "verdict", "stage", "spec_hash", "target", "toolchain")
@@ -129,6 +130,12 @@ class Corpus:
 
     def draft_dir(self, signature: str) -> Path:
         return self.path(signature) / DRAFT_DIR
+
+    def drafted(self, signature: str) -> bool:
+        """A draft was written for this bug: under its id, or under an id it was folded from (aliases/<old>/)."""
+        folder = self.path(signature)
+        return (folder / DRAFT_DIR / DRAFT_FILE).is_file() or any(
+            (p / DRAFT_DIR / DRAFT_FILE).is_file() for p in (folder / ALIASES_DIR).glob("*"))
 
     def toolchain_files(self) -> "list[Path]":
         return sorted((self.root / TOOLCHAINS).glob("*.json"))

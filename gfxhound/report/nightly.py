@@ -149,7 +149,7 @@ class Night:
 
     def triage(self, corpus, tonight: set, new: set):
         from gfxhound.report.scrub import Scrubber
-        from gfxhound.report.triage import Triage, TriageError
+        from gfxhound.report.triage import Triage, TriageError, standing_in
         try:
             known_issues = Triage(self.c.triage or Path(self.c.corpus) / "triage.json")
         except TriageError as exc:  # every finding is then judged as if nothing were known
@@ -166,9 +166,12 @@ class Night:
                      "state": "known", "known_issue": None, "reproductions": None, "flaky_rate": None,
                      "draft": None, "bisect": None, "reduced": False, "configuration": finding.configuration,
                      "family": family_of(finding)}  # listings group a family and put forced ones last
+            entry["status"] = standing_in(corpus, finding, known_issues)  # what the corpus knows, at a glance
             issue = known_issues.known(finding)
             if issue:
                 entry["known_issue"] = issue.url
+            elif entry["status"]["state"] == "drafted":  # drafted before (a draft carried with the corpus)
+                pass
             elif finding.signature in new:
                 hits = self.reproduce(corpus, finding)
                 k = self.c.reproductions

@@ -229,25 +229,34 @@ def _finding_cells(f: dict, extra: list) -> list:
             + extra + [f'<span title="{_e(f.get("message"))}">{_e(_short(f.get("message")))}</span>'])
 
 
+def _status(f: dict) -> str:
+    """A finding's status at a glance (report/triage.py `standing`): new, known upstream with its link, drafted,
+    fixed in a release; a night recorded before it had one shows a dash."""
+    status = f.get("status") or {}
+    if not status.get("text"):
+        return "\u2014"
+    return _link(status.get("link"), status["text"], external=True) if status.get("link") else _e(status["text"])
+
+
 def _sections(night: dict) -> str:
     by = {s: [f for f in night.get("findings", []) if _state(f) == s] for s in STATES}
     base = ["signature", "verdict", "stage", "targets", "count"]
-    new = [_finding_cells(f, [_e(f.get("reproductions")), _e(f.get("bisect") or "\u2014"),
+    new = [_finding_cells(f, [_status(f), _e(f.get("reproductions")), _e(f.get("bisect") or "\u2014"),
                               _link(f.get("draft"), "draft") or "\u2014"]) for f in by["new"]]
     flaky = [_finding_cells(f, [_e(f.get("reproductions")), _e("" if f.get("flaky_rate") is None
                                                                else f"{100 * f['flaky_rate']:.0f}%"),
                                 _link(f.get("draft"), "draft") or "\u2014"]) for f in by["flaky"]]
-    known = [_finding_cells(f, [_link(f.get("known_issue"), f.get("known_issue"), external=True) or "\u2014"])
-             for f in by["known"]]
+    known = [_finding_cells(f, [_status(f), _link(f.get("known_issue"), f.get("known_issue"), external=True)
+                                or "\u2014"]) for f in by["known"]]
     fixed = [[f"<code>{_e(str(x.get('signature'))[:16])}</code>", _e(_short(x.get("message"))), _e(x.get("fixed_in"))]
              for x in night.get("fixed", [])]
     perf = [[_e(p.get("kernel")), _e(p.get("target")), _e(p.get("metric")), _e(p.get("old")), _e(p.get("new")),
              _e(f"+{100 * float(p.get('growth', 0)):.0f}%")] for p in night.get("perf", [])]
     errors = [[_e(err)] for err in night.get("errors", [])]
     return "\n".join([
-        _table("New findings", base + ["reproductions", "bisect", "draft", "message"], new, "new"),
+        _table("New findings", base + ["status", "reproductions", "bisect", "draft", "message"], new, "new"),
         _table("Flaky", base + ["reproductions", "flaky rate", "draft", "message"], flaky, "flaky"),
-        _table("Known", base + ["known issue", "message"], known, "known"),
+        _table("Known", base + ["status", "known issue", "message"], known, "known"),
         _table("Fixed", ["signature", "message", "fixed in"], fixed, "fixed"),
         _table("Perf regressions", ["kernel", "target", "metric", "old", "new", "growth"], perf, "perf"),
         _table("Harness errors", ["error"], errors, "errors")])

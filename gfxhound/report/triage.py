@@ -246,6 +246,50 @@ class Triage:
         write_atomic(self.path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
+# A finding's status at a glance, most settled first: what the campaign summary, `corpus list/show` and the nightly
+# say of it. "new" only when nothing is recorded of it: no tracker entry, no search, no draft, no verification.
+STANDINGS = ("fixed", "known upstream", "regression", "drafted", "searched", "new")
+
+
+def standing(finding, triage: "Triage | None", drafted: bool) -> dict:
+    """{"state": one of STANDINGS, "text": what a person reads, "link": the upstream issue or None} of a finding,
+    from its record (a verification's status), the corpus's triage file and whether a draft was written."""
+    issue = triage.known(finding) if triage is not None else None
+    if issue is not None and issue.state == "fixed":
+        return {"state": "fixed", "text": f"fixed in {issue.fixed_in}" if issue.fixed_in else
+                f"fixed upstream ({issue.ref})", "link": issue.url}
+    if issue is not None:
+        return {"state": "known upstream", "text": f"known upstream: {issue.ref} ({issue.kind}, {issue.state})",
+                "link": issue.url}
+    if getattr(finding, "status", "new") in ("fixed", "invalid", "wontfix"):  # a verification closed it
+        return {"state": "fixed" if finding.status == "fixed" else "known upstream",
+                "text": f"{finding.status} (verified)", "link": None}
+    again = triage.regression(finding) if triage is not None else None
+    if again is not None:
+        return {"state": "regression", "text": f"regression: {again.ref} was fixed in {again.fixed_in}",
+                "link": again.url}
+    if drafted:
+        return {"state": "drafted", "text": "drafted, not yet reported", "link": None}
+    search = triage.search_for(finding) if triage is not None else None
+    if search is not None:
+        return {"state": "searched", "text": f"not upstream (searched {search.checked})", "link": None}
+    return {"state": "new", "text": "new", "link": None}
+
+
+def corpus_triage(corpus) -> "Triage | None":
+    """The corpus's triage file, or None when it cannot be read (a status is then judged from the corpus alone;
+    `gfxhound triage list` says what is wrong with the file)."""
+    try:
+        return Triage(Path(corpus.root) / "triage.json")
+    except TriageError:
+        return None
+
+
+def standing_in(corpus, finding, triage: "Triage | None") -> dict:
+    """`standing` of a finding of `corpus` (a draft kept under an alias counts: a re-keyed finding's draft)."""
+    return standing(finding, triage, corpus.drafted(finding.signature))
+
+
 def parse_ref(text: str) -> tuple:
     """'triton-lang/triton#1234', an issue URL or a pull-request URL -> (repo, number, kind or None: not said)."""
     found = _REF.fullmatch(text.strip())

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from cli_corpus import LONG_ID, ROOT, tiny_corpus
 
+from gfxhound.cli.jsonout import format_of
+
 jsonschema = pytest.importorskip("jsonschema")
 
 SCHEMAS = ROOT / "docs" / "schemas"
@@ -24,7 +26,7 @@ def _json(gfxhound_bin, name, *argv, cwd=None, codes=(0,), timeout=600):
                           timeout=timeout, cwd=cwd)
     assert proc.returncode in codes, proc.stderr[-3000:]
     document = json.loads(proc.stdout)  # the whole of stdout: no line before or after it
-    assert isinstance(document, dict) and document["format"] == f"gfxhound.{name}/1"
+    assert isinstance(document, dict) and document["format"] == format_of(name)
     schema = json.loads((SCHEMAS / f"{name}.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     errors = sorted(jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
@@ -48,7 +50,8 @@ def test_every_schema_is_a_valid_schema_named_for_its_output():
     for name in MINE:
         schema = json.loads((SCHEMAS / f"{name}.json").read_text())
         jsonschema.Draft202012Validator.check_schema(schema)
-        assert schema["properties"]["format"] == {"const": f"gfxhound.{name}/1",
+        assert schema["properties"]["format"] == {"const": format_of(name) if name != "report-check" else
+                                                  "gfxhound.report-check/1",
                                                   "description": "names this schema and its version"}
 
 

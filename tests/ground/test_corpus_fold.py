@@ -78,7 +78,7 @@ def test_a_kernel_with_two_defects_splits_and_the_old_id_names_one_heir(tmp_path
     assert set(found) == {inv, wbl2, _judged(INV[1:2], "gfx90a").signature}
     assert found[inv].aliases == ["aaaaaaaaaaaaaaaa"] and found[inv].count == 2  # the heir: most examples
     assert found[wbl2].split_from == ["aaaaaaaaaaaaaaaa"] and found[wbl2].examples == ["s1"]  # a copy
-    assert (corpus.path(inv) / "aliases" / "aaaaaaaaaaaaaaaa" / "bisect.json").exists()
+    assert (corpus.path(inv) / "bisect.json").exists()  # the heir is the old finding under its new id
     assert corpus.get("aaaaaaaa").signature == inv  # the old id resolves to one finding
     gfx90a = [f for f in found.values() if f.targets == ["gfx90a"]][0]
     assert gfx90a.normalised == "gfx90a: wait-before-inv vmcnt"  # the cut message did not make a junk key

@@ -99,8 +99,8 @@ def test_a_real_llc_crash_from_a_campaign_reduces_with_its_signature(tmp_path, g
 def test_reduce_refuses_what_it_cannot_reduce_in_one_line(tmp_path, gfxhound_bin):
     """A Triton 3.4.0 crash does not reproduce with the installed release: say which release to use."""
     corpus = tmp_path / "corpus"
-    shutil.copytree(ROOT / "corpus" / "5c6db50132fc546d", corpus / "5c6db50132fc546d")
-    proc = subprocess.run([gfxhound_bin, "reduce", "5c6db501", "--corpus", str(corpus)], capture_output=True,
+    shutil.copytree(ROOT / "corpus" / "050407154b648f34", corpus / "050407154b648f34")
+    proc = subprocess.run([gfxhound_bin, "reduce", "05040715", "--corpus", str(corpus)], capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "triton-3.4.0" in proc.stderr

@@ -12,7 +12,7 @@ from gfxhound.reduce.localise import REDUCE_LEVEL, localise
 from gfxhound.reduce.mlir import strip_locations
 
 ROOT = Path(__file__).resolve().parents[2]
-OLD_ICE = "5c6db50132fc546d"  # Triton 3.4.0: MFMA encoding assertion in a TTGIR pass (matrix_instr_nonkdim=4)
+OLD_ICE = "050407154b648f34"  # Triton 3.4.0: MFMA encoding assertion in a TTGIR pass (matrix_instr_nonkdim=4)
 LOWERING_ICE = "bbdb50510c06510f"  # Triton 3.4.0: async copy left illegal while lowering TTGIR on RDNA
 
 

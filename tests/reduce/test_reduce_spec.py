@@ -15,7 +15,7 @@ from gfxhound.reduce.spec_level import reduce_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 LIVE_ICE = "93260d1c0e8fc7a2"  # Triton 3.9.0: f64 atomic exchange, "Cannot select BUFFER_ATOMIC_SWAP" on gfx942
-OLD_ICE = "5c6db50132fc546d"  # Triton 3.4.0, a TTGIR-stage crash found by a campaign
+OLD_ICE = "050407154b648f34"  # Triton 3.4.0, a TTGIR-stage crash found by a campaign
 
 
 def test_passes_reach_the_smallest_kernel_with_the_property():
