@@ -128,6 +128,7 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
         *cause(corpus, finding),
         "## Last good revision", _last_good(corpus, finding), "",
         "## Environment",
+        *([f"- triton-{version}"] if version not in ("", "?") else []),  # what the reader installs to run codegen.py
         f"- Code generator: {where}" + (f" (Triton {version}'s AMD code generator, `compile_amdgpu`)" if revision
                                         else ""),
         f"- Targets: {targets}" + (f" (the fuzzer also saw {', '.join(sorted(set(finding.targets) - {arch, *also}))}"

@@ -60,6 +60,7 @@ def build(corpus, finding, upstream: str | None = None, python: str = sys.execut
     own before the environment when there is anything. `llc`: this machine's newest, which an LLVM draft compares
     with. `newest`: an interpreter with a newer Triton than
     `python`'s: the reproducer is checked there too (Draft.newest), and a bug it no longer shows is not new."""
+    python = _as_typed(python)
     upstream = upstream or choose_upstream(corpus, finding)
     scrub = Scrubber({corpus.root: "corpus"})
     if upstream == TRITON:
@@ -93,6 +94,13 @@ def build(corpus, finding, upstream: str | None = None, python: str = sys.execut
     draft.leaks = scrub.leaks(draft.markdown() + "".join(draft.attachments.values())) + \
         lint(draft.title, draft.body, draft.attachments)
     return draft
+
+
+def _as_typed(python: str) -> str:
+    """The interpreter as a reader types it: `python snippet.py`. An assertion's first word is the program's name
+    (`python3: .../File.cpp:N: ...`), so a draft checked with `python3` quotes a line the reader never sees."""
+    typed = Path(python).with_name("python")
+    return str(typed) if Path(python).name != "python" and typed.exists() else python
 
 
 def _triton_version(python: str) -> str:
@@ -348,11 +356,20 @@ def _reduced_ir(corpus, finding) -> list:
 
 
 def write(draft: Draft, out_dir: Path) -> Path:
-    """<out>/draft.md plus its attachments, each written atomically."""
+    """<out>/draft.md plus its attachments, each written atomically. An attachment of an earlier draft in the same
+    folder that this one does not have is removed: a reader of the folder takes every file in it as part of the
+    report (a regenerated draft left a 1,029-line harness beside a snippet that no longer needed it). Only files a
+    draft wrote are ever removed (DRAFT_FILES lists them; --out may name a folder that holds the user's own)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     files = {"draft.md": draft.markdown() + f"\n\n<!-- drafted {stamp}; reproduced: {draft.reproduced} -->\n",
              **draft.attachments}
     for name, text in files.items():
         write_atomic(out_dir / name, text)
+    for stale in set(DRAFT_FILES) - set(files):
+        (out_dir / stale).unlink(missing_ok=True)
     return out_dir / "draft.md"
+
+
+# every attachment a draft can have: what a regenerated draft without one of them removes from its folder
+DRAFT_FILES = ("snippet.py", "repro.py", "reduced.ll", "codegen.py", "kernel.py")

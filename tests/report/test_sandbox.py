@@ -379,25 +379,29 @@ def test_a_wheel_missing_from_the_wheelhouse_is_one_line_naming_the_fetch(tmp_pa
 
 # today's verdict on every checked-in draft: "ready", or the kinds of reason it is not (see _kind)
 EXPECTED = {
-    "01f5c6fa": {"quoted line not printed"},  # python3: vs python: before the assertion
+    "01f5c6fa": "ready",
+    # both show the bug through gfxhound's CPU executor only: a witness in stock tools is still to be written
     "0df07642": {"imports gfxhound", "no block exits 1", "exits 125", "hidden comment contradicted",
                  "quoted line not printed"},
     "18461bac": "ready",
-    "41ca2f05": {"hidden comment contradicted", "exits 1 at the last good release"},
+    # the bisection's last good release (3.7.1) refuses the cast: it cannot test there (exit 125), so the check's
+    # non-vacuity is unproven until the bisection is run again with the classifying reproducer
+    "41ca2f05": {"fails at the last good release"},
     "b0f7a29c": "ready",
-    "caad2c44": {"quoted line not printed"},  # python3: vs python:
+    "caad2c44": "ready",
     "d090f37a": {"imports gfxhound", "no block exits 1", "exits 125", "hidden comment contradicted",
                  "quoted line not printed"},
-    "f18e7742": {"hidden comment contradicted"},
-    "f311e39e": {"no block exits 1"},  # the asm it quotes is printed; nothing exits 1
+    "f18e7742": "ready",
+    # codegen.py calls Triton 3.9's compile_amdgpu, which 3.8.0 (the last good release) does not have
+    "f311e39e": {"fails at the last good release"},
 }
 
 
 def _kind(reason: str) -> str:
     for needle, kind in (("imports gfxhound", "imports gfxhound"), ("no block exits 1", "no block exits 1"),
-                         ("hidden comment", "hidden comment contradicted"), ("exits 125", "exits 125"),
+                         ("hidden comment", "hidden comment contradicted"),
+                         ("at the last good release", "fails at the last good release"), ("exits 125", "exits 125"),
                          ("quoted line not printed", "quoted line not printed"),
-                         ("at the last good release", "exits 1 at the last good release"),
                          ("which the draft does not tell the reader to install", "uninstalled import")):
         if needle in reason:
             return kind

@@ -1,8 +1,15 @@
 # Compiles for gfx950 as the Triton runtime would; no GPU needed. Hand-minimised from the fuzzer's reduced kernel.
-import triton
-import triton.language as tl
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+import subprocess
+import sys
+
+try:
+    import triton
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+except ImportError as exc:  # not the bug: this Python cannot run the reproducer
+    print("other failure (cannot test):", exc)
+    sys.exit(125)
 
 
 @triton.jit
@@ -15,10 +22,35 @@ def kernel(a_ptr, b_ptr, bs_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.
     tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], c)
 
 
-src = ASTSource(
-    kernel,
-    signature={"a_ptr": "*fp16", "b_ptr": "*fp8e5", "bs_ptr": "*u8", "c_ptr": "*fp32", "M": "constexpr",
-               "N": "constexpr", "K": "constexpr"},
-    constexprs={"M": 16, "N": 16, "K": 32},  # N=32 compiles
-)
-triton.compile(src, target=GPUTarget("hip", 'gfx950', 64), options={'matrix_instr_nonkdim': 32})  # 16 compiles
+if "--child" in sys.argv:  # the compile, in a child process: an LLVM abort ends the process it is in
+    src = ASTSource(
+        kernel,
+        signature={"a_ptr": "*fp16", "b_ptr": "*fp8e5", "bs_ptr": "*u8", "c_ptr": "*fp32", "M": "constexpr",
+                   "N": "constexpr", "K": "constexpr"},
+        constexprs={"M": 16, "N": 16, "K": 32},  # N=32 compiles
+    )
+    triton.compile(src, target=GPUTarget("hip", 'gfx950', 64), options={'matrix_instr_nonkdim': 32})  # 16 compiles
+    sys.exit(0)
+
+
+# The check, in the repro protocol: exit 1 when the compile fails with the error this report is about,
+# 0 when the kernel compiles, 125 on any other failure (this build cannot test for the bug).
+BUG = ["Failures have been detected while processing an MLIR pass pipeline", "TritonAMDGPUAccelerateMatmul"]  # every part is in the failure's output
+try:
+    child = subprocess.run([sys.executable, __file__, "--child"],
+                           capture_output=True, text=True, timeout=600)
+except subprocess.TimeoutExpired:
+    print("other failure (cannot test): the compile did not finish in 600 s")
+    sys.exit(125)
+output = child.stdout + child.stderr
+sys.stderr.write(output)
+if child.returncode == 0:
+    print("not reproduced: the kernel compiled")
+    sys.exit(0)
+if all(part in output for part in BUG):
+    print("reproduced:", next(line for line in output.splitlines() if BUG[0] in line).strip())
+    sys.exit(1)
+lines = output.strip().splitlines() or [f"exit {child.returncode}"]
+errors = [line for line in lines if "error" in line.lower() or "Assertion" in line]
+print("other failure (cannot test):", (errors or lines[-1:])[0].strip())
+sys.exit(125)
