@@ -205,7 +205,9 @@ def test_a_stopped_cvise_reduction_leaves_no_worker_or_test_behind(tmp_path, mon
     work.mkdir()
     monkeypatch.setenv("TMPDIR", str(work))
     monkeypatch.setattr(tempfile, "tempdir", str(work))
-    result = reduce_script(script, "MARKER-procgroup", cvise=cvise, jobs=2, timeout_s=10, test_timeout=120)
+    # 30 s: C-Vise's start (its pool, the first test of the unchanged script) took over 10 s on a loaded 2-core
+    # machine, and a stop before any candidate ran proves nothing
+    result = reduce_script(script, "MARKER-procgroup", cvise=cvise, jobs=2, timeout_s=30, test_timeout=120)
     started = [int(p.name) for p in pids.iterdir()]
     try:
         assert started, "no candidate test ran before the timeout: the test proves nothing"

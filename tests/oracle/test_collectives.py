@@ -153,7 +153,9 @@ def test_a_memory_model_finding_repro_says_present(tmp_path):
     proc = subprocess.run([sys.executable, "-P", "-m", "gfxhound", "report", finding["id"][:8], "--corpus",
                            str(tmp_path / "corpus")], capture_output=True, text=True, timeout=600,
                           env=dict(os.environ, **env), cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    # drafted, but not fit to file as it is: its only reproducer is the generated harness, which the lint of what
+    # upstream sees refuses (a person minimises the kernel, or reduces it at LLVM IR level, first)
+    assert proc.returncode == 1 and "the generated harness" in proc.stderr, proc.stderr[-2000:]
     draft = next((tmp_path / "corpus").glob("*/draft/draft.md")).read_text()
     assert "memory-model violation" in draft and "not run on AMD hardware" in draft
     assert "wrong result" not in draft and "tl.atomic_add" in draft
