@@ -1,42 +1,78 @@
-# fp16 -> fp8e5b16 with rtz compiles to exactly the code of fp16 -> fp8e5 (OCP) with rtz, and stores OCP's 1.0
-# (0x3c), which is 0.5 in fp8e5b16 (bias 16: 1.0 is 0x40). Compiles on a CPU. Exit 1 when the bug is present, 0
-# when absent, 125 when this Triton cannot test it.
+"""Hand-minimised repro: `x.to(tl.float8e5b16, fp_downcast_rounding="rtz")` from tl.float16 stores the OCP e5m2 code, every value halved
+
+Since Triton 3.8.0, fp16 -> fp8e5b16 with rtz is no longer rejected with "Unsupported conversion from 'f16' to
+'f8E5M2FNUZ' with rounding mode rtz", as 3.4.0 to 3.7.1 did: it compiles to exactly the code of fp16 -> fp8e5 (OCP)
+with rtz, which keeps the high byte of the fp16 value (bias 15). Read as fp8e5b16 (bias 16) every value is halved:
+1.0 is stored as 0x3c (0.5 in fp8e5b16), not 0x40. The reproducer compiles the kernel for gfx942 (no GPU needed:
+the stored code is read from the LLVM IR, where LLVM folds the conversion of a constant).
+
+Exit 1 when the wrong code is stored (or the cast hits an assertion instead); 0 when it is refused with the
+"Unsupported conversion ... rtz" error or stores the right code; 125 for anything else (this Triton cannot test).
+"""
+import re
+import subprocess
 import sys
 
-import triton
-import triton.language as tl
-from triton.backends.compiler import GPUTarget
+TARGET = "gfx942"
+# source type, destination type, the destination's code for 1.0 (fp8e5b16: bias 16)
+CASES = [("fp16", "fp8e5b16", 0x40)]
+ASSERTIONS = ['numElements && "number of elements must be greater than zero"', "maybeOutVals.has_value()"]
+REFUSED = re.compile(r"Unsupported conversion from '\w+' to '\w+' with rounding mode rtz")
 
-TARGET = GPUTarget("hip", "gfx942", 64)
+if "--child" in sys.argv:  # one compile, in a child process: an assertion aborts the process it is in
+    import triton
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
 
+    @triton.jit
+    def kernel(x_ptr, y_ptr):  # 1.0 in x_ptr's element type, cast down to y_ptr's with rtz and stored
+        one = tl.full([64], 1.0, x_ptr.dtype.element_ty)
+        tl.store(y_ptr + tl.arange(0, 64), one.to(y_ptr.dtype.element_ty, fp_downcast_rounding="rtz"))
 
-@triton.jit
-def cvt(x_ptr, y_ptr):
-    offs = tl.arange(0, 64)
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(y_ptr.dtype.element_ty, fp_downcast_rounding="rtz"))
-
-
-@triton.jit
-def one(y_ptr):
-    tl.store(y_ptr + tl.arange(0, 64), tl.full([64], 1.0, tl.float16).to(tl.float8e5b16, fp_downcast_rounding="rtz"))
-
-
-def llir(fn, signature):
-    return triton.compile(triton.compiler.ASTSource(fn, signature=signature), target=TARGET).asm["llir"]
-
-
-def body(dst):
-    ll = llir(cvt, {"x_ptr": "*fp16", "y_ptr": dst})
-    return ll[ll.index("define"):ll.index("\n}\n")]
+    src, dst = sys.argv[-2:]
+    compiled = triton.compile(ASTSource(kernel, signature={"x_ptr": f"*{src}", "y_ptr": f"*{dst}"}, constexprs={}),
+                              target=GPUTarget("hip", TARGET, 64))
+    print("\n".join(line for line in compiled.asm["llir"].splitlines() if "store" in line and "declare" not in line))
+    sys.exit(0)
 
 
-try:
-    same = body("*fp8e5b16") == body("*fp8e5")
-    stores = [line.strip() for line in llir(one, {"y_ptr": "*fp8e5b16"}).splitlines()
-              if "store" in line and "declare" not in line]
-except Exception as exc:  # a release that refuses the rtz cast into fp8e5b16 (3.5.1-3.7.1) cannot show the bug
-    print("other failure (cannot test):", str(exc).strip().splitlines()[-1] if str(exc).strip() else exc)
+def cast(src, dst, expected):
+    """(what this cast shows: 'bug', 'fixed' or 'other', one line saying what happened)."""
+    try:
+        child = subprocess.run([sys.executable, __file__, "--child", src, dst], capture_output=True, text=True,
+                               timeout=300)
+    except subprocess.TimeoutExpired:
+        return "other", "the compile did not finish in 300 s"
+    output = child.stdout + child.stderr
+    failed = next((a for a in ASSERTIONS if f"Assertion `{a}' failed" in output), None)
+    if failed:
+        where = re.search(r"(ConvertFpCastOpToLLVM\.cpp:\d+)", output)
+        return "bug", f"assertion `{failed}` failed ({where.group(1) if where else 'ConvertFpCastOpToLLVM.cpp'})"
+    refused = REFUSED.search(output)
+    if refused:
+        return "fixed", f"refused: {refused.group(0)}"
+    if child.returncode != 0:
+        lines = [line for line in output.splitlines() if "error" in line.lower()] or output.splitlines()[-1:]
+        return "other", f"failed otherwise: {lines[0].strip() if lines else f'exit {child.returncode}'}"
+    codes = {int(c) & 0xFF for c in re.findall(r"\bi8 (-?\d+)\b", child.stdout)}  # the constant each store stores
+    if len(codes) != 1:
+        return "other", f"compiled, but the stored code is not a constant in the LLVM IR ({sorted(codes)})"
+    code = codes.pop()
+    said = f"compiled; 1.0 stored as 0x{code:02x}, expected 0x{expected:02x}"
+    return ("fixed", said) if code == expected else ("bug", f"{said}: a wrong code")
+
+
+results = []
+for src, dst, expected in CASES:
+    results.append(cast(src, dst, expected))
+    print(f"{src} -> {dst} (rtz): {results[-1][1]}")
+shown = [what for what, _ in results]
+if "bug" in shown:
+    print(f"reproduced: {shown.count('bug')} of {len(CASES)} rtz casts hit the bug")
+    sys.exit(1)
+if "other" in shown:
+    print("other failure (cannot test): a cast failed in another way")
     sys.exit(125)
-print("fp8e5b16 rtz code identical to fp8e5 (OCP) rtz code:", same)
-print("1.0 stored as:", stores)
-sys.exit(1 if same or "i8 60," in stores[0] else 0)
+print("not reproduced: every rtz cast is refused as unsupported or stores the right code")
+sys.exit(0)

@@ -1,12 +1,19 @@
 """`gfxhound report`: an issue draft for a finding, unless the public trackers already know the bug. `verify`,
 `perf` and `nightly` live in their own modules; they are re-exported here, where the top-level parser finds them.
 
+One root cause, one draft: a finding whose bug another finding's draft reports (an assertion and a wrong code from
+the same missing guard) keeps a pointer to it (corpus_store/drafted_with.py, written with `--with ID --why TEXT`);
+reporting it then names that draft in one line instead of writing a second, and the draft it points at lists the
+targets and upstream searches of both.
+
 Exit codes mean one thing each: 0 the draft is written and its reproducer showed the bug here (or cannot run
-here, which stdout says), or there is nothing to draft because the bug is known upstream; 1 a draft was written
-that must not be filed as it is (it did not reproduce, or it still names gfxhound's internals); 2 the user's
-mistake (a finding that does not exist, an interpreter without Triton, a bug fixed upstream)."""
+here, which stdout says), or there is nothing to draft because the bug is known upstream or already in another
+finding's draft; 1 a draft was written that must not be filed as it is (it did not reproduce, or it still names
+gfxhound's internals); 2 the user's mistake (a finding that does not exist, an interpreter without Triton, a bug
+fixed upstream)."""
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -18,9 +25,10 @@ from .perf import add_perf  # noqa: F401 - re-exported for build_parser
 from .verify import add_verify  # noqa: F401 - re-exported for build_parser
 
 EXIT_CODES = """exit codes: 0 drafted and reproduced here (or its repro cannot run here: stdout says so), or
-known upstream and not drafted; 1 drafted, but not to file as it is: the repro did not show the bug, or the draft
-still names gfxhound's internals; 2 a usage error (one line says which). With --check: 0 the draft is ready, 1 it
-is not (the reasons are printed), 2 a usage error (no draft yet, a wheel missing from the wheelhouse)."""
+not drafted because it is known upstream or drafted with another finding (--with; 0 for recording that too); 1
+drafted, but not to file as it is: the repro did not show the bug, or the draft still names gfxhound's internals; 2
+a usage error (one line says which). With --check: 0 the draft is ready, 1 it is not (the reasons are printed), 2
+a usage error (no draft yet, a wheel missing from the wheelhouse)."""
 
 DRAFTED_VERDICTS = ("ice", "unsupported", "timeout", "miscompile", "runtime_fault", "nondeterministic")
 
@@ -35,7 +43,13 @@ def add_report(sub):
     rep.add_argument("--out", metavar="DIR", help="where the draft goes (default: <corpus>/<id>/draft)")
     corpus_option(rep, "the corpus that holds the finding")
     triage_option(rep)
-    rep.add_argument("--force", action="store_true", help="draft even when a known issue covers the finding")
+    rep.add_argument("--force", action="store_true",
+                     help="draft even when a known issue covers the finding, or when it is drafted with another")
+    merge = rep.add_argument_group("one root cause, one draft")
+    merge.add_argument("--with", dest="draft_with", metavar="ID",
+                       help="record that this finding's bug is reported in ID's draft (the same root cause) and "
+                            "write no draft of its own: `report ID` drafts both, this one then names ID's draft")
+    merge.add_argument("--why", metavar="TEXT", help="with --with: why it is the same root cause, one line")
     timeout_option(rep, 600, "seconds the reproduction check may take")
     rep.add_argument("--python", default=sys.executable, metavar="PY",
                      help="check the reproducer under this interpreter (a venv with the Triton that has the bug)")
@@ -81,6 +95,12 @@ def _upstream(args, corpus, finding):
 
 
 def cmd_report(args):
+    if (args.draft_with is None) != (args.why is None):
+        raise UserError("--with ID and --why TEXT go together: the draft that reports this bug, and why")
+    if args.draft_with is not None:
+        if args.check or args.force:
+            raise UserError(f"--with records a pointer; give it without {'--check' if args.check else '--force'}")
+        return _record_with(args)
     if args.check:
         return cmd_check(args)
     from gfxhound.cli.triage import open_triage
@@ -88,6 +108,9 @@ def cmd_report(args):
     python = check_python(args.python)
     corpus = existing_corpus(args.corpus)
     finding = corpus.get(args.id)
+    pointer = corpus.drafted_with(finding.signature)
+    if pointer and not args.force:
+        return _pointed(args, corpus, finding, pointer)
     triage = open_triage(args)
     known = _known(args, finding, triage)
     if known:
@@ -95,8 +118,9 @@ def cmd_report(args):
     upstream = _upstream(args, corpus, finding)
     need_triton(python, "--python")  # else the check "does not reproduce" and the draft says so
     env = {"TRITON_HIP_LLD_PATH": default_lld()} if default_lld() else {}
+    finding, known_lines = _with_pointers(corpus, finding, triage)
     draft = drafts.build(corpus, finding, upstream, python=python, timeout=args.timeout, env=env,
-                         llc=newest_llc(), known_upstream=triage.draft_lines(finding), newest=sys.executable)
+                         llc=newest_llc(), known_upstream=known_lines, newest=sys.executable)
     if draft.newest and draft.newest["reproduced"] is False and draft.reproduced and not args.force:
         raise UserError(f"{finding.signature[:8]} fails with {finding.toolchains[-1]} but not with "
                         f"{draft.newest['toolchain']} (this gfxhound's): fixed since, not a bug to file as new; "
@@ -105,6 +129,57 @@ def cmd_report(args):
     path = drafts.write(draft, Path(args.out) if args.out else corpus.draft_dir(finding.signature))
     _drafted(args, finding, draft, path)
     return 0 if draft.reproduced is not False and not draft.leaks else 1
+
+
+def _record_with(args):
+    """`report ID --with OTHER --why TEXT`: the pointer, written; one line says so."""
+    corpus = existing_corpus(args.corpus)
+    finding, draft = corpus.get(args.id), corpus.get(args.draft_with)
+    corpus.write_drafted_with(finding.signature, draft.signature, args.why)
+    own = corpus.draft_dir(finding.signature) / "draft.md"
+    if args.json:
+        emit("report", {"signature": finding.signature, "drafted": False,
+                        "drafted_with": _pointer_json(corpus, corpus.drafted_with(finding.signature))})
+    else:
+        print(f"{finding.signature}: now drafted with {draft.signature} ({' '.join(args.why.split())})"
+              + (f"; its own draft {own.parent} is superseded: remove it" if own.is_file() else ""))
+    return 0
+
+
+def _pointer_json(corpus, pointer) -> dict:
+    draft = corpus.draft_dir(pointer.draft) / "draft.md"
+    return {"draft": pointer.draft, "why": pointer.why, "path": str(draft) if draft.is_file() else None}
+
+
+def _pointed(args, corpus, finding, pointer):
+    """A finding whose bug another finding's draft reports: no second draft (--force writes one)."""
+    said = _pointer_json(corpus, pointer)
+    if args.json:
+        emit("report", {"signature": finding.signature, "drafted": False, "drafted_with": said})
+    elif said["path"]:
+        print(f"{finding.signature}: drafted with {pointer.draft} ({pointer.why}): {said['path']}; no draft of its "
+              "own (--force writes one)")
+    else:
+        print(f"{finding.signature}: drafted with {pointer.draft} ({pointer.why}), which has no draft yet: "
+              f"`gfxhound report {pointer.draft[:8]}` writes it")
+    return 0
+
+
+def _with_pointers(corpus, finding, triage):
+    """The finding as its draft describes it, and the draft's "Known upstream" lines: where other findings are
+    drafted with it, their targets and their trackers' searches too (a related issue named once)."""
+    from dataclasses import replace
+    others = [corpus.get(sig) for sig in corpus.drafted_here(finding.signature)]
+    lines, refs = [], set()
+    for one in [finding, *others]:
+        for line in triage.draft_lines(one):
+            related = re.match(r"Related but not the same bug: ([^:]+):", line)
+            if line in lines or (related and related.group(1) in refs):
+                continue
+            refs |= {related.group(1)} if related else set()
+            lines.append(line)
+    targets = sorted({t for one in [finding, *others] for t in one.targets})
+    return (replace(finding, targets=targets) if others else finding), lines
 
 
 def _not_drafted(args, finding, known):
@@ -137,6 +212,11 @@ def cmd_check(args):
     from gfxhound.report import sandbox
     corpus = existing_corpus(args.corpus)
     finding = corpus.get(args.id)
+    pointer = corpus.drafted_with(finding.signature)
+    if pointer and not args.out and not (corpus.draft_dir(finding.signature) / "draft.md").is_file():
+        print(f"gfxhound: {finding.signature[:8]} is drafted with {pointer.draft[:8]}: checking that draft",
+              file=sys.stderr)
+        finding = corpus.get(pointer.draft)
     folder = Path(args.out) if args.out else corpus.draft_dir(finding.signature)
     draft = folder / "draft.md"
     if not draft.is_file():

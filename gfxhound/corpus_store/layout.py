@@ -15,6 +15,7 @@ nobody remembered; here a change is one edit, and `tests/` checks that no other 
     <root>/<signature>/table.json                    a conversion-table finding: its wrong codes, every target;
                                                      its examples hold probe.json run.json repro.py (no spec)
     <root>/<signature>/aliases/<old id>/                what a folded finding held besides its examples
+    <root>/<signature>/drafted_with.json             its bug is reported in another finding's draft
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ CAUSE_FILE = "cause.md"  # a person's reading of the cause (source lines, a fix)
 TABLE_FILE = "table.json"  # a conversion-table finding: every probe that stored a wrong code, on every target
 DRAFT_DIR = "draft"
 DRAFT_FILE = "draft.md"  # what gfxhound report writes in DRAFT_DIR (its presence: the finding was drafted)
+DRAFTED_WITH_FILE = "drafted_with.json"  # {"format": 1, "draft": id, "why": text}: drafted_with.py
 LOCK_FILE = ".lock"
 
 # one example: what a campaign keeps of one kernel

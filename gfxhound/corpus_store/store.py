@@ -16,10 +16,11 @@ from pathlib import Path
 
 from gfxhound.atomic import install_dir, write_atomic, write_synced
 
+from .drafted_with import DraftedWith
 from .finding import CorpusError, Finding
-from .layout import (ALIASES_DIR, ALIASES_FILE, BISECT_FILE, DRAFT_DIR, DRAFT_FILE, EXAMPLES, FINDING_FILE, IR_DIR,
-                     LOCK_FILE, CAUSE_FILE, MINIMAL_FILE, NAME, REDUCED, TOOLCHAINS, VERIFY_FILE, Example, Reduction,
-                     is_temp)
+from .layout import (ALIASES_DIR, ALIASES_FILE, BISECT_FILE, DRAFT_DIR, DRAFT_FILE, DRAFTED_WITH_FILE, EXAMPLES,
+                     FINDING_FILE, IR_DIR, LOCK_FILE, CAUSE_FILE, MINIMAL_FILE, NAME, REDUCED, TOOLCHAINS, VERIFY_FILE,
+                     Example, Reduction, is_temp)
 from .merge import merge
 
 _REQUIRED = ("signature", "verdict", "stage", "spec_hash", "target", "toolchain")
@@ -132,10 +133,59 @@ class Corpus:
         return self.path(signature) / DRAFT_DIR
 
     def drafted(self, signature: str) -> bool:
-        """A draft was written for this bug: under its id, or under an id it was folded from (aliases/<old>/)."""
+        """A draft was written for this bug: under its id, under an id it was folded from (aliases/<old>/), or,
+        where drafted_with.json says the bug is reported in another finding's draft, that draft."""
+        pointer = self.drafted_with(signature)
+        return self._own_draft(signature) or bool(pointer and self._own_draft(pointer.draft))
+
+    def _own_draft(self, signature: str) -> bool:
         folder = self.path(signature)
         return (folder / DRAFT_DIR / DRAFT_FILE).is_file() or any(
             (p / DRAFT_DIR / DRAFT_FILE).is_file() for p in (folder / ALIASES_DIR).glob("*"))
+
+    def drafted_with(self, signature: str) -> "DraftedWith | None":
+        """The finding whose draft reports this one's bug, and why (drafted_with.json); None when it has none."""
+        path = self.path(signature) / DRAFTED_WITH_FILE
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            return None
+        try:
+            return DraftedWith.from_json(json.loads(text), str(path))
+        except ValueError as exc:
+            raise CorpusError(f"{path} is not JSON ({exc}); move it aside or delete it") from None
+
+    def drafted_here(self, signature: str) -> "list[str]":
+        """The findings whose drafted_with.json points at this one: their bugs are reported in its draft."""
+        if not self._check_root():
+            return []
+        return sorted(p.parent.name for p in self.root.glob(f"*/{DRAFTED_WITH_FILE}")
+                      if not is_temp(p.parent.name) and self.drafted_with(p.parent.name).draft == signature)
+
+    def write_drafted_with(self, signature: str, draft: str, why: str) -> Path:
+        """Record that `signature`'s bug is reported in `draft`'s draft (both full ids of findings here). One hop
+        only: a finding that others point at, or one that points elsewhere, cannot be pointed through."""
+        _check_name("signature", draft)
+        if draft == signature:
+            raise CorpusError(f"{signature[:8]} cannot be drafted with itself")
+        if not why.strip():
+            raise CorpusError(f"say why {signature[:8]} is drafted with {draft[:8]} (one line)")
+        with self._locked():
+            for sig in (signature, draft):
+                if self._load(sig) is None:
+                    raise CorpusError(f"no finding {sig} in corpus at {self.root}")
+            onward = self.drafted_with(draft)
+            if onward:
+                raise CorpusError(f"{draft[:8]} is itself drafted with {onward.draft[:8]}: point {signature[:8]} "
+                                  f"there")
+            behind = self.drafted_here(signature)
+            if behind:
+                many = len(behind) > 1
+                raise CorpusError(f"{', '.join(s[:8] for s in behind)} {'are' if many else 'is'} drafted with "
+                                  f"{signature[:8]}: point {'them' if many else 'it'} at {draft[:8]} first")
+            path = self.path(signature) / DRAFTED_WITH_FILE
+            write_atomic(path, json.dumps(DraftedWith(draft, " ".join(why.split())).to_json(), indent=1) + "\n")
+            return path
 
     def toolchain_files(self) -> "list[Path]":
         return sorted((self.root / TOOLCHAINS).glob("*.json"))

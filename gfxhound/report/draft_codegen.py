@@ -112,8 +112,9 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
         "## Reproducer",
         f"The fault shows through the AMDGPU code generator that Triton {version} bundles ({where}); {release}. "
         "No `llc` built at that revision was run here: the script below makes the call Triton makes into that code "
-        f"generator (`compile_amdgpu`) on the test case saved as `{REDUCED_LL}`, prints the assembly and checks it. "
-        "The output below is that call's.",
+        f"generator (`compile_amdgpu`) on the test case saved as `{REDUCED_LL}`, prints the assembly and checks it "
+        "(with Triton 3.4 to 3.8 it makes that release's call, `llvm.translate_to_asm` of the LLVM it bundles, so "
+        "the same script tests a release without the fault). The output below is that call's.",
         f"```python\n{script.rstrip()}\n```", "",
         "## Command",
         f"Set-up, a virtual environment with that Triton: `python -m venv venv && . venv/bin/activate && pip install "

@@ -6,7 +6,8 @@ What makes a draft trustworthy: the reproducer inlined is the one that was just 
 toolchain the finding names, and nothing of this machine survives (gfxhound/report/scrub.py), nor of the harness
 (gfxhound/report/upstream_lint.py: no ids, project paths, internal file names or harness commands). The pasted
 snippet ends in a check that speaks the repro protocol (exit 1 only for the described failure, 0 when the kernel
-compiles, 125 otherwise: oracle/repro/snippet.py `with_check`), and the hidden comment states the exit it gave.
+compiles, 125 otherwise: oracle/repro/snippet.py `with_check`), and the hidden comment states the exit it gave;
+a person's script that speaks the protocol itself (`checks_itself`) is pasted as it is.
 """
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ def build(corpus, finding, upstream: str | None = None, python: str = sys.execut
     else:
         draft = llvm_draft(corpus, finding, python, timeout, llc) if upstream == LLVM else \
             _triton(corpus, finding, python, timeout, env or {})
-    if upstream == TRITON and newest and os.path.abspath(newest) != os.path.abspath(python):  # a venv is its path
+    # a venv is its path (python and python3 in it are one: a second run would only say 3.9.0 twice)
+    if upstream == TRITON and newest and os.path.abspath(_as_typed(newest)) != os.path.abspath(python):
         # is it still a bug? the same check with the newest Triton this machine has
         version = _triton_version(newest)
         if finding.stage == CAST_STAGE:
@@ -276,6 +278,18 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
                     f"\n\nActual{' (python snippet.py)' if snippet_ok else ''}:\n```\n{_actual(checked, out)}\n```")
         lang, ub = "python", f"\n## The kernel\n{user_note(user, ran=False)}\n"
+    elif minimal.exists() and checks_itself(minimal.read_text()):  # a person's script that judges several casts
+        code = minimal.read_text()
+        checked = run_pasted({"snippet.py": code}, [python, "snippet.py"], CHECK_TIMEOUT_S + 60, env)
+        reproduced, check = _judged(checked, env)
+        title = f"[AMD] {'compile hang' if finding.verdict == 'timeout' else 'internal compiler error'}: " \
+                f"{headline(finding.message or finding.normalised)}"
+        title, summary, ub = by_hand_wrong_result(minimal, title, "The reproducer below shows it.", "")
+        command = f"python snippet.py   # the reproducer above, saved as snippet.py; {EXITS}"
+        expected = ("Expected: the kernels compile to correct code, or are rejected with an error that names what is "
+                    "wrong with them.\n\nActual (`python snippet.py`):\n```\n"
+                    f"{checked.stdout.strip() or _tail(checked.stderr)}\n```")
+        lang, attachments, by_hand = "python", {"snippet.py": code}, True
     else:
         kernel = reduced.kernel.read_text() if reduced.kernel.exists() \
             else _kernel_source(repro_text)
@@ -338,6 +352,18 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             "Not yet checked on Triton's main branch", *related(corpus, finding)]), "",
         "## How this was found", found_by(emulated, how_reduced(reduced, user, source_record), by_hand)])
     return Draft(TRITON, title, body, reproduced, check, attachments)
+
+
+def checks_itself(code: str) -> bool:
+    """A hand-minimised script that speaks the repro protocol itself: it says "cannot test" on its own
+    (`sys.exit(125)`, which a bare kernel-and-compile snippet never does), so `with_check` must not wrap it. Why it
+    is pasted as it is: one root cause can show as several failures (two assertions and a wrong code from one
+    missing guard), and only the script knows which of its outcomes are the bug, and that an old release's clean
+    refusal means the bug is absent."""
+    from gfxhound.protocol import EXIT_CANNOT_TEST
+    return any(isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "exit" and
+               any(isinstance(a, ast.Constant) and a.value == EXIT_CANNOT_TEST for a in node.args)
+               for node in ast.walk(ast.parse(code)))
 
 
 def _reduced_ir(corpus, finding) -> list:

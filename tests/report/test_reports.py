@@ -80,8 +80,10 @@ def test_a_triton_draft_of_an_amd_internal_compiler_error(tmp_path, gfxhound_bin
 @pytest.mark.skipif(triton_version() != "3.9.0", reason="the assertion is Triton 3.9.0's")
 def test_a_triton_draft_pastes_a_snippet_whose_exit_is_the_bug(tmp_path, gfxhound_bin):
     """01f5c6fa: the pasted snippet exits 1 only for its own assertion, the draft says what its exits mean and what
-    it gave, and nothing of the harness reaches upstream (its cause.md names another finding by id)."""
+    it gave, and nothing of the harness reaches upstream. Without its hand-minimised script, which checks itself and
+    is pasted as it is (tests/report/test_drafted_with.py): this is the generated snippet's path."""
     corpus = _corpus(tmp_path, "01f5c6fa9ca3e32d")
+    (corpus / "01f5c6fa9ca3e32d" / "minimal.py").unlink()
     summary, md = _report(gfxhound_bin, corpus, "01f5c6fa", tmp_path / "draft")
     assert summary["reproduced"] is True and summary["leaks"] == [] and summary["attachments"] == ["snippet.py"]
     assert "exit 1 = the bug is present, 0 = absent, 125 = cannot test here" in _block(md, "sh")

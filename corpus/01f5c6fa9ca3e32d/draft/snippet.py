@@ -1,52 +1,81 @@
-# Compiles for gfx90a as the Triton runtime would; no GPU needed.
+"""Hand-minimised repro: RTZ downcasts to fp8 that the AMD converters cannot do are no longer refused: two assertions in ConvertFpCastOpToLLVM.cpp and a wrong fp16 -> fp8e5b16 code
+
+Since Triton 3.8.0, `x.to(<fp8 type>, fp_downcast_rounding="rtz")` for a conversion the AMD backend has no rtz
+lowering for is no longer rejected with "Unsupported conversion from ... with rounding mode rtz", as 3.4.0 to 3.7.1
+did. Instead fp32 -> fp8e5b16 aborts on the assertion `numElements && "number of elements must be greater than
+zero"`, fp32 -> fp8e4b8 and bf16 -> fp8e5 abort on `maybeOutVals.has_value()`, and fp16 -> fp8e5b16 compiles and
+stores the OCP e5m2 code (bias 15), so every value read back as fp8e5b16 (bias 16) is halved: 1.0 is stored as 0x3c
+(0.5 in fp8e5b16), not 0x40. The reproducer compiles one kernel per cast for gfx942 (any AMD target shows the
+same; no GPU needed: the stored code is read from the LLVM IR, where LLVM folds the conversion of a constant) and
+says which of the two symptoms shows.
+
+Exit 1 when any cast hits one of the assertions or stores a wrong code; 0 when each is refused with the
+"Unsupported conversion ... rtz" error or stores the right code; 125 for anything else (this Triton cannot test).
+"""
+import re
 import subprocess
 import sys
 
-try:
+TARGET = "gfx942"
+# source type, destination type, the destination's code for 1.0 (fp8e5b16 and fp8e4b8: bias 16 and 8; fp8e5: 15)
+CASES = [("fp32", "fp8e5b16", 0x40), ("fp32", "fp8e4b8", 0x40), ("bf16", "fp8e5", 0x3C), ("fp16", "fp8e5b16", 0x40)]
+ASSERTIONS = ['numElements && "number of elements must be greater than zero"', "maybeOutVals.has_value()"]
+REFUSED = re.compile(r"Unsupported conversion from '\w+' to '\w+' with rounding mode rtz")
+
+if "--child" in sys.argv:  # one compile, in a child process: an assertion aborts the process it is in
     import triton
     import triton.language as tl
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
-except ImportError as exc:  # not the bug: this Python cannot run the reproducer
-    print("other failure (cannot test):", exc)
-    sys.exit(125)
 
+    @triton.jit
+    def kernel(x_ptr, y_ptr):  # 1.0 in x_ptr's element type, cast down to y_ptr's with rtz and stored
+        one = tl.full([64], 1.0, x_ptr.dtype.element_ty)
+        tl.store(y_ptr + tl.arange(0, 64), one.to(y_ptr.dtype.element_ty, fp_downcast_rounding="rtz"))
 
-@triton.jit
-def kernel(out_0, sa_0):
-    v_1 = tl.minimum(tl.maximum(sa_0, -57344.0), 57344.0).to(tl.float8e5b16, fp_downcast_rounding="rtz")
-    v_6 = v_1.to(tl.float32)
-    tl.atomic_max(out_0 + 0, v_6, sem="acq_rel", scope="gpu")
-
-
-if "--child" in sys.argv:  # the compile, in a child process: an LLVM abort ends the process it is in
-    src = ASTSource(
-        kernel,
-        signature={'out_0': '*fp32', 'sa_0': 'fp32'},
-        constexprs={},
-    )
-    triton.compile(src, target=GPUTarget("hip", 'gfx90a', 64))
+    src, dst = sys.argv[-2:]
+    compiled = triton.compile(ASTSource(kernel, signature={"x_ptr": f"*{src}", "y_ptr": f"*{dst}"}, constexprs={}),
+                              target=GPUTarget("hip", TARGET, 64))
+    print("\n".join(line for line in compiled.asm["llir"].splitlines() if "store" in line and "declare" not in line))
     sys.exit(0)
 
 
-# The check, in the repro protocol: exit 1 when the compile fails with the error this report is about,
-# 0 when the kernel compiles, 125 on any other failure (this build cannot test for the bug).
-BUG = ["number of elements must be greater than zero"]  # every part is in the failure's output
-try:
-    child = subprocess.run([sys.executable, __file__, "--child"],
-                           capture_output=True, text=True, timeout=600)
-except subprocess.TimeoutExpired:
-    print("other failure (cannot test): the compile did not finish in 600 s")
-    sys.exit(125)
-output = child.stdout + child.stderr
-sys.stderr.write(output)
-if child.returncode == 0:
-    print("not reproduced: the kernel compiled")
-    sys.exit(0)
-if all(part in output for part in BUG):
-    print("reproduced:", next(line for line in output.splitlines() if BUG[0] in line).strip())
+def cast(src, dst, expected):
+    """(what this cast shows: 'bug', 'fixed' or 'other', one line saying what happened)."""
+    try:
+        child = subprocess.run([sys.executable, __file__, "--child", src, dst], capture_output=True, text=True,
+                               timeout=300)
+    except subprocess.TimeoutExpired:
+        return "other", "the compile did not finish in 300 s"
+    output = child.stdout + child.stderr
+    failed = next((a for a in ASSERTIONS if f"Assertion `{a}' failed" in output), None)
+    if failed:
+        where = re.search(r"(ConvertFpCastOpToLLVM\.cpp:\d+)", output)
+        return "bug", f"assertion `{failed}` failed ({where.group(1) if where else 'ConvertFpCastOpToLLVM.cpp'})"
+    refused = REFUSED.search(output)
+    if refused:
+        return "fixed", f"refused: {refused.group(0)}"
+    if child.returncode != 0:
+        lines = [line for line in output.splitlines() if "error" in line.lower()] or output.splitlines()[-1:]
+        return "other", f"failed otherwise: {lines[0].strip() if lines else f'exit {child.returncode}'}"
+    codes = {int(c) & 0xFF for c in re.findall(r"\bi8 (-?\d+)\b", child.stdout)}  # the constant each store stores
+    if len(codes) != 1:
+        return "other", f"compiled, but the stored code is not a constant in the LLVM IR ({sorted(codes)})"
+    code = codes.pop()
+    said = f"compiled; 1.0 stored as 0x{code:02x}, expected 0x{expected:02x}"
+    return ("fixed", said) if code == expected else ("bug", f"{said}: a wrong code")
+
+
+results = []
+for src, dst, expected in CASES:
+    results.append(cast(src, dst, expected))
+    print(f"{src} -> {dst} (rtz): {results[-1][1]}")
+shown = [what for what, _ in results]
+if "bug" in shown:
+    print(f"reproduced: {shown.count('bug')} of {len(CASES)} rtz casts hit the bug")
     sys.exit(1)
-lines = output.strip().splitlines() or [f"exit {child.returncode}"]
-errors = [line for line in lines if "error" in line.lower() or "Assertion" in line]
-print("other failure (cannot test):", (errors or lines[-1:])[0].strip())
-sys.exit(125)
+if "other" in shown:
+    print("other failure (cannot test): a cast failed in another way")
+    sys.exit(125)
+print("not reproduced: every rtz cast is refused as unsupported or stores the right code")
+sys.exit(0)
