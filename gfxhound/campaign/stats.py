@@ -58,11 +58,13 @@ def features_of(spec, features, arch):
 
 # the JSON summary's schema (docs/schemas/fuzz-summary.json); bump on a change a reader must know of. 2: the
 # verdict `unsupported`; each finding's `status` (report/triage.py `standing`); `new` only for what is new to the
-# corpus and recorded nowhere (no tracker entry, search or draft)
+# corpus and recorded nowhere (no tracker entry, search or draft). A status a reference corpus (--known) supplied
+# carries "from", that corpus's directory: a key added, the version kept (gfxhound/cli/jsonout.py's rule)
 SUMMARY_FORMAT = "gfxhound.fuzz-summary/2"
 
 
-def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
+def summary_json(stats: Stats, config: CampaignConfig, toolchain: str, known=()) -> dict:
+    """`known`: the reference corpora whose records count for each finding's status (`with_status`)."""
     duration = time.time() - stats.started
     n = max(1, stats.kernels)
     summary = {
@@ -74,7 +76,8 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
         "verdicts": dict(stats.verdicts),
         "user_error_share": round(stats.verdicts.get("user_error", 0) / n, 4),
         "new_signatures": stats.new_signatures,
-        "findings": with_status(sorted(stats.findings.values(), key=lambda f: f["signature"]), config.corpus),
+        "findings": with_status(sorted(stats.findings.values(), key=lambda f: f["signature"]), config.corpus,
+                                known),
         "findings_headline": headline(list(stats.findings.values())),
         "resources": dict(stats.resources),
         "execution": _execution_summary(stats, n, config.backend) if config.backend != "compile" else {},
@@ -89,18 +92,20 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str) -> dict:
     return summary
 
 
-def with_status(rows: list, corpus_root) -> list:
+def with_status(rows: list, corpus_root, known=()) -> list:
     """Each finding's status at a glance as the corpus knows it when the campaign ends (its triage file, drafts,
-    verifications), and `new` narrowed to a finding new to the corpus and recorded nowhere: a bug that a fresh
-    corpus meets for the first time but whose upstream report is in triage.json is "known upstream", not new."""
+    verifications) and, where it knows nothing settled, as the reference corpora `known` (directories) know it; and
+    `new` narrowed to a finding new to the corpus and recorded nowhere: a bug that a fresh corpus meets for the
+    first time but whose upstream report is in its triage.json, or the checked-in corpus's, is "known upstream"."""
     from gfxhound.corpus_store import Corpus, CorpusError
-    from gfxhound.report.triage import corpus_triage, standing_in
+    from gfxhound.report.triage import corpus_triage, references, standing_in
     corpus = Corpus(corpus_root)
     triage = corpus_triage(corpus)
+    refs = references(known) if rows else []
     out = []
     for row in rows:
         try:
-            status = standing_in(corpus, corpus.get(row["id"]), triage)
+            status = standing_in(corpus, corpus.get(row["id"]), triage, refs)
         except CorpusError:  # the corpus went away under the campaign: nothing is known of it
             status = {"state": "new", "text": "new", "link": None}
         out.append(dict(row, status=status, new=bool(row.get("new")) and status["state"] == "new"))

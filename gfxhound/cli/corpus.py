@@ -9,7 +9,7 @@ import sys
 from .output import table
 from .common import UserError, check_python, default_lld, existing_corpus, need_triton
 from .jsonout import emit
-from .options import corpus_option, json_option, timeout_option
+from .options import corpus_option, json_option, known_corpora, known_option, timeout_option
 
 ID_HELP = "the finding: its id or any unique prefix of it (see 'gfxhound corpus list')"
 
@@ -25,6 +25,7 @@ def add_corpus(sub):
 def _add_list(actions):
     p = actions.add_parser("list", help="one line per finding, grouped by family, forced configurations last")
     corpus_option(p)
+    known_option(p)
     json_option(p, "corpus-list", "the findings")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table (for an issue or a wiki)")
     p.set_defaults(func=cmd_list)
@@ -34,6 +35,7 @@ def _add_show(actions):
     p = actions.add_parser("show", help="what the corpus records of one finding, and its examples")
     p.add_argument("id", help=ID_HELP)
     corpus_option(p)
+    known_option(p)
     json_option(p, "corpus-show", "the finding and its example folders")
     p.set_defaults(func=cmd_show)
 
@@ -126,20 +128,23 @@ def first_line(message: str) -> str:
     return lines[0] if lines else ""
 
 
-def listing(corpus) -> list:
+def listing(corpus, known=()) -> list:
     """The findings as rows, in the listing order (families together, forced configurations last, `unsupported`
     apart), each with its status at a glance (report/triage.py `standing`: `status` its state, `status_text` and
-    `status_link` what a person reads and follows; `recorded_status` what finding.json holds)."""
+    `status_link` what a person reads and follows, `status_from` the reference corpus among `known` (directories)
+    that knew it, or null: the corpus's own records or nothing; `recorded_status` what finding.json holds)."""
     from gfxhound.families import groups
-    from gfxhound.report.triage import corpus_triage, standing_in
+    from gfxhound.report.triage import corpus_triage, references, standing_in
     from gfxhound.signature import headline
     triage = corpus_triage(corpus)
+    refs = references(known)
     rows = []
     for f in corpus.findings():
-        glance = standing_in(corpus, f, triage)
+        glance = standing_in(corpus, f, triage, refs)
         rows.append({"id": f.signature, "verdict": f.verdict, "stage": f.stage, "count": f.count,
                      "targets": f.targets, "toolchains": f.toolchains, "status": glance["state"],
-                     "status_text": glance["text"], "status_link": glance["link"], "recorded_status": f.status,
+                     "status_text": glance["text"], "status_link": glance["link"],
+                     "status_from": glance.get("from"), "recorded_status": f.status,
                      "normalised": f.normalised, "configuration": f.configuration, "aliases": f.aliases,
                      "message": first_line(f.message), "headline": headline(f.message)})
     return [dict(r, family=g["family"], apart=g["apart"]) for g in groups(rows) for r in g["members"]]
@@ -147,7 +152,7 @@ def listing(corpus) -> list:
 
 def cmd_list(args):
     from gfxhound.families import headline as families_line
-    rows = listing(existing_corpus(args.corpus))
+    rows = listing(existing_corpus(args.corpus), known_corpora(args.known, args.corpus))
     if args.json:
         emit("corpus-list", {"corpus": args.corpus, "summary": families_line(rows), "findings": rows})
     elif args.markdown:
@@ -192,12 +197,13 @@ def _table(rows):
 
 
 def cmd_show(args):
-    from gfxhound.report.triage import corpus_triage, standing_in
+    from gfxhound.report.triage import corpus_triage, references, standing_in
     from gfxhound.signature import headline
     corpus = existing_corpus(args.corpus)
+    known = known_corpora(args.known, args.corpus)
     finding = corpus.get(args.id)
     examples = [str(p) for p in corpus.example_dirs(finding.signature)]
-    glance = standing_in(corpus, finding, corpus_triage(corpus))
+    glance = standing_in(corpus, finding, corpus_triage(corpus), references(known))
     if args.json:
         emit("corpus-show", {"finding": finding.to_json(), "headline": headline(finding.message),
                              "status": glance, "examples": examples})
@@ -206,6 +212,8 @@ def cmd_show(args):
     link = f" ({glance['link']})" if glance["link"] else ""
     print(f"{f.signature}: {f.verdict} in stage {f.stage or '-'}, seen {f.count} time(s), {glance['text']}{link}")
     print(f"  first error line: {headline(f.message)}")
+    if glance.get("from"):  # a reference corpus (--known) knew it; this corpus records nothing settled of it
+        print(f"  status from: {glance['from']} (a reference corpus; --known)")
     for label, value in (("message", first_line(f.message)), ("normalised", f.normalised),
                          ("targets", ", ".join(f.targets)), ("toolchains", ", ".join(f.toolchains)),
                          ("seen", f"{f.first_seen} to {f.last_seen}"), ("configuration", f.configuration),

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .common import KNOWN_ARCHS, UserError, cache_dir, check_llc, default_lld, need_module, need_triton, positive
+from .options import known_corpora, known_option
 
 
 def add_fuzz(sub):
@@ -46,6 +47,7 @@ def add_fuzz(sub):
     fuzz.add_argument("--shard", default="0/1", help="I/N: this machine's share of a campaign over N machines "
                       "(disjoint seeds; merge the corpora afterwards with 'gfxhound corpus merge')")
     fuzz.add_argument("--corpus", default="corpus", help="where findings are recorded (created when missing)")
+    known_option(fuzz)
     fuzz.add_argument("--timeout", type=positive(float), default=60.0,
                       help="the most seconds a compile may take; a first run gets 10x the running median (at least "
                            "10 s), and a kernel past that runs once more before it is a timeout")
@@ -96,6 +98,7 @@ def cmd_fuzz(args):
     if args.backend != "compile" and args.llc != "off":
         raise UserError("--llc checks compiled code: use it with --backend compile")
     seconds, kernels = parse_budget(args.budget)
+    known = known_corpora(args.known, args.corpus)  # checked before the campaign, used for the summary's statuses
     lld = default_lld()
     env = {"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"),
            "PYTHONWARNINGS": "ignore"}
@@ -175,7 +178,7 @@ def cmd_fuzz(args):
         except NothingDrawn as exc:
             raise UserError(f"{exc}: check that the launch spec evaluates for this target and backend "
                             "(--kernel: a grid, a size or a dtype it cannot have)") from None
-    summary = summary_json(stats, config, campaign.toolchain)
+    summary = summary_json(stats, config, campaign.toolchain, known)
     summary["toolchain_detail"] = campaign.toolchain_detail
     summary["worker_output"] = campaign.worker_output
     if config.backend == "compile":  # how many pointers got tt.pointer_range, how many kernels took buffer ops

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .common import UserError, check_python, default_lld, parse_date, positive
 from .jsonout import emit
-from .options import json_option, triage_option
+from .options import json_option, known_corpora, known_option, triage_option
 
 
 def add_nightly(sub):
@@ -26,6 +26,7 @@ def add_nightly(sub):
                         "trend")
     n.add_argument("--corpus", default="corpus", metavar="DIR", help="the long-lived corpus the shards merge into")
     triage_option(n)
+    known_option(n)
     n.add_argument("--reproductions", type=positive(int), default=3, metavar="K",
                    help="a new finding is reported after K reproductions of K")
     n.add_argument("--previous-triton", dest="previous_triton", metavar="X.Y.Z",
@@ -64,13 +65,15 @@ def _checked(args):
 def cmd_nightly(args):
     from gfxhound.report.nightly import Night, NightConfig
     _checked(args)
+    known = known_corpora(args.known, args.corpus)
     config = NightConfig(out=Path(args.out), corpus=Path(args.corpus), targets=args.targets.split(","),
                          budget=args.budget, shards=args.shards, workers=args.workers or os.cpu_count() or 1,
                          seed=args.seed, backend=args.backend, reproductions=args.reproductions,
                          previous_python=args.previous_python, previous_triton=args.previous_triton,
                          reduce_s=args.reduce_s, bisect=args.bisect,
                          perf_set=Path(args.perf_set) if args.perf_set else None,
-                         triage=Path(args.triage) if args.triage else None, stage_timeout=args.stage_timeout,
+                         triage=Path(args.triage) if args.triage else None, known=known,
+                         stage_timeout=args.stage_timeout,
                          from_shards=args.from_shards,
                          env={"TRITON_HIP_LLD_PATH": default_lld()} if default_lld() else {})
     if args.date:

@@ -40,6 +40,7 @@ class NightConfig:
     bisect: bool = True
     perf_set: Path | None = None
     triage: Path | None = None
+    known: list = field(default_factory=list)  # reference corpora whose records count for a status (--known)
     stage_timeout: float = 3600
     from_shards: list = field(default_factory=list)  # shard corpora made elsewhere (CI matrix jobs): no campaign
     env: dict = field(default_factory=dict)  # of the repro runs (TRITON_HIP_LLD_PATH: the CLI finds ld.lld)
@@ -149,13 +150,14 @@ class Night:
 
     def triage(self, corpus, tonight: set, new: set):
         from gfxhound.report.scrub import Scrubber
-        from gfxhound.report.triage import Triage, TriageError, standing_in
+        from gfxhound.report.triage import Triage, TriageError, references, standing_in
         try:
             known_issues = Triage(self.c.triage or Path(self.c.corpus) / "triage.json")
         except TriageError as exc:  # every finding is then judged as if nothing were known
             self.record["errors"].append(f"triage file: {exc}")
             known_issues = Triage(Path("/nonexistent/triage.json"))
         scrub = Scrubber({self.c.corpus: "corpus"})  # the summary is published as a CI artifact
+        refs = references(self.c.known)
         from gfxhound.families import family_of, groups
         # oldest first: a new wrong result whose reduction folds it into another is handled after that one
         tonights = sorted((f for f in corpus.findings() if f.signature in tonight), key=lambda f: (f.first_seen,
@@ -166,11 +168,16 @@ class Night:
                      "state": "known", "known_issue": None, "reproductions": None, "flaky_rate": None,
                      "draft": None, "bisect": None, "reduced": False, "configuration": finding.configuration,
                      "family": family_of(finding)}  # listings group a family and put forced ones last
-            entry["status"] = standing_in(corpus, finding, known_issues)  # what the corpus knows, at a glance
+            status = standing_in(corpus, finding, known_issues, refs)  # what the corpora know, at a glance
+            if status.get("from"):  # a reference corpus's directory: published, so scrubbed like the message
+                status = dict(status, text=scrub(status["text"]), **{"from": scrub(status["from"])})
+            entry["status"] = status
             issue = known_issues.known(finding)
             if issue:
                 entry["known_issue"] = issue.url
-            elif entry["status"]["state"] == "drafted":  # drafted before (a draft carried with the corpus)
+            elif status.get("from") and status["state"] in ("fixed", "known upstream"):  # a reference's triage
+                entry["known_issue"] = status["link"]
+            elif status["state"] == "drafted":  # drafted before (a draft carried with the corpus, or a reference's)
                 pass
             elif finding.signature in new:
                 hits = self.reproduce(corpus, finding)

@@ -25,6 +25,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from types import SimpleNamespace
 
 from gfxhound.atomic import write_atomic
 
@@ -285,9 +286,81 @@ def corpus_triage(corpus) -> "Triage | None":
         return None
 
 
-def standing_in(corpus, finding, triage: "Triage | None") -> dict:
-    """`standing` of a finding of `corpus` (a draft kept under an alias counts: a re-keyed finding's draft)."""
-    return standing(finding, triage, corpus.drafted(finding.signature))
+class Reference:
+    """A reference corpus (`--known DIR`): another corpus whose records count for a finding's status, so a campaign
+    into a fresh corpus does not call "new" a bug the project's checked-in corpus already tracks upstream or has
+    drafted. Read once (its triage file, alias table and findings) and only read: nothing is written to it."""
+
+    def __init__(self, root):
+        from gfxhound.corpus_store import Corpus, CorpusError
+        self.root = Path(root)
+        self.corpus = Corpus(self.root)
+        self.triage = corpus_triage(self.corpus)  # unreadable: judged by its drafts and records alone
+        self.aliases = self.corpus.aliases()  # {old id: new id}: its triage may name a bug by an id it had before
+        try:
+            records = self.corpus.findings()
+        except CorpusError:  # a corrupt record there is its owner's to fix; its triage and drafts still count
+            records = []
+        self.records = {}
+        for f in records:
+            for ident in (f.signature, *f.aliases):
+                self.records.setdefault(ident, f)
+
+    def __repr__(self):
+        return f"Reference({str(self.root)!r})"
+
+    def ids(self, finding) -> list:
+        """Every id the finding's bug may have here: its own and its aliases, what this corpus's alias table maps
+        them to (the fresh finding has an old id) or from (this corpus's triage names the id it had before a
+        re-keying), and the aliases of this corpus's record of it."""
+        ids = {finding.signature, *getattr(finding, "aliases", [])}
+        ids |= {self.aliases[i] for i in ids if i in self.aliases}
+        ids |= {old for old, new in self.aliases.items() if new in ids}
+        for i in list(ids):
+            record = self.records.get(i)
+            if record is not None:
+                ids |= {record.signature, *record.aliases}
+        return sorted(ids)
+
+    def standing(self, finding) -> dict:
+        """`standing` of the finding as this corpus knows it, with "from": this corpus's directory. Its triage
+        entries match by the ids above; a regression is judged over the toolchains both corpora saw the bug on;
+        a verification counts from this corpus's own record of the bug."""
+        ids = self.ids(finding)
+        records = [self.records[i] for i in ids if i in self.records]
+        toolchains = sorted({*finding.toolchains, *(t for r in records for t in r.toolchains)})
+        verified = next((r.status for r in records if r.status in ("fixed", "invalid", "wontfix")), "new")
+        view = SimpleNamespace(signature=finding.signature, aliases=[i for i in ids if i != finding.signature],
+                               normalised=finding.normalised, message=finding.message, toolchains=toolchains,
+                               status=verified)
+        drafted = any(self.corpus.drafted(i) for i in ids)
+        found = standing(view, self.triage, drafted)
+        if found["state"] == "drafted":
+            found["text"] = f"drafted (in {self.root})"
+        return dict(found, **{"from": str(self.root)})
+
+
+def references(dirs) -> list:
+    """The reference corpora of `dirs` (paths the CLI resolved: `--known`, by default the clone's corpus/)."""
+    return [Reference(d) for d in dirs]
+
+
+def standing_in(corpus, finding, triage: "Triage | None", known=()) -> dict:
+    """`standing` of a finding of `corpus` (a draft kept under an alias counts: a re-keyed finding's draft).
+
+    `known`: reference corpora (`Reference`s, in the order given). The finding's own corpus speaks first; only
+    where it says "new" or "searched" does a reference corpus's record count (the first that knows more than a
+    search; a search of theirs where the own corpus has nothing), the status then carrying "from": that corpus's
+    directory. So "new" means new to every corpus consulted."""
+    own = standing(finding, triage, corpus.drafted(finding.signature))
+    best = own
+    for ref in known if own["state"] in ("new", "searched") else ():
+        theirs = ref.standing(finding)
+        if theirs["state"] not in ("new", "searched"):
+            return theirs
+        if best["state"] == "new" and theirs["state"] == "searched":
+            best = theirs
+    return best
 
 
 def parse_ref(text: str) -> tuple:

@@ -201,7 +201,7 @@ def test_fail_on_new_and_a_summary_a_ci_log_can_use(gfxhound_bin, tmp_path):
     findings; the summary is on stdout, and in a log (not a terminal) every id is whole and every first error line
     complete, however long."""
     args = ["fuzz", "--target", "gfx942", "--budget", "8", "--workers", "2", "--corpus", str(tmp_path / "c"),
-            "--seed", "3", "--quiet", "--fail-on-new"]
+            "--seed", "3", "--quiet", "--fail-on-new", "--known", "none"]  # seed 3 meets caad2c44, drafted in corpus/
     first = run_cli(gfxhound_bin, *args)
     ids = [f.signature for f in Corpus(tmp_path / "c").findings()]
     assert ids, "seed 3's first 8 kernels on gfx942 have findings (Triton 3.9.0's memory-model rule)"
