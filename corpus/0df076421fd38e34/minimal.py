@@ -6,6 +6,9 @@ Each lane's 8 fp4 values are K = 4q..4q+3 and 16+4q..16+4q+3, so they need both 
 fp4 conversion multiplies all 8 by column 0's scale. `a_scale[row, 1]` is loaded, but in the gfx942 LLVM IR it
 feeds only the NaN check (`icmp eq i8 ..., -1`) and no `fmul`. The fp8 side's two scale columns are both applied.
 
+Expected: in the gfx942 LLVM IR each of the two `a_scale` values a lane loads reaches an `fmul` (each scales the
+4 fp4 values of its 16-element group), as the fp8 side's do; run, the product equals the float64 reference.
+
 On an AMD GPU the script runs the kernel and compares it with a float64 reference (torch needed there). Without
 one it needs only triton: it compiles the kernel for gfx942 and, in the LLVM IR, follows each value loaded from
 a_scale through its uses (casts, shifts, insert/extractelement, shufflevector, selects' data operands) and reports
@@ -260,4 +263,9 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except Exception as exc:  # noqa: BLE001 - anything but the described failure is not the bug: one line, 125
+        said = str(exc).strip().splitlines()
+        print(f"cannot test: {type(exc).__name__}: {said[-1][:200] if said else ''}")
+        sys.exit(125)

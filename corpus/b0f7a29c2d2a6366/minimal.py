@@ -1,4 +1,14 @@
-# Compiles for gfx950 as the Triton runtime would; no GPU needed. Hand-minimised from the fuzzer's reduced kernel.
+"""Hand-minimised repro: SIGFPE (divide by zero) in BlockedToMFMA for `tl.dot_scaled` with one unscaled fp16/bf16 operand, N=16, `matrix_instr_nonkdim=32` (gfx90a/gfx942/gfx950)
+
+`tl.dot_scaled(a, None, "fp16", b, b_scale, "e5m2")` with M = N = 16 and K = 32, compiled with
+`matrix_instr_nonkdim=32`, fails in `TritonAMDGPUAccelerateMatmul` without a diagnostic of its own: MLIR reports
+"Failures have been detected while processing an MLIR pass pipeline" and Triton raises `PassManager::run failed`.
+Under gdb the pass stops on a SIGFPE (an integer divide by zero) in `BlockedToMFMA::matchAndRewrite`, which MLIR's
+crash recovery turns into that bare failure. N=32 or `matrix_instr_nonkdim=16` compile. No GPU needed: the
+reproducer only compiles.
+
+Compiles the kernel for gfx950 as the Triton runtime would.
+"""
 import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget

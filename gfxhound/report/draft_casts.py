@@ -20,7 +20,10 @@ from gfxhound.oracle.cast_fold import stored_code
 from gfxhound.oracle.cast_sweep import warp_size
 from gfxhound.oracle.cast_table import TL, WIDTH, Probe, bits_of, code_value, describe_code, exact_in, kernel_source, literal, pointer_type
 from gfxhound.protocol import describe
-from gfxhound.report.draft_parts import BANNER, TRITON, Draft, bisection, cause, environment, related, run_tool
+from gfxhound.oracle.repro.snippet import CHECK_TIMEOUT_S
+from gfxhound.report.draft_parts import BANNER, TRITON, Draft, bisection, cause, environment, related, run_tool, \
+    said_at, setup
+from gfxhound.report.draft_prose import by_hand as docstring_parts
 
 TORCH_NAME = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp8e5": "float8_e5m2",
               "fp8e4nv": "float8_e4m3fn", "fp8e5b16": "float8_e5m2fnuz", "fp8e4b8": "float8_e4m3fnuz"}
@@ -73,9 +76,10 @@ print("expected:", hex(expected.view(torch.{INT_VIEW[bits]}).item(){mask}), "=",
 '''
 
 
-def _table(rows: list, dst: str, first: float, constant: bool) -> "tuple[str, list]":
+def _table(rows: list, dst: str, first: float, constant: bool, lead: str) -> "tuple[str, list]":
     """A short Markdown table of wrong codes (the shown value, zeros and NaNs, the extremes, then a spread), one row
-    per value with the targets it was seen on; and the targets."""
+    per value with the targets it was seen on, led by a sentence that says how many of the wrong values it shows
+    (a "(16 more not shown)" under a table reads as output cut short); and the targets."""
     by_value = {}
     for row in rows:
         key = (row["value"], row["stored"], row["expected"])
@@ -88,14 +92,15 @@ def _table(rows: list, dst: str, first: float, constant: bool) -> "tuple[str, li
     picked = list(dict.fromkeys(special + ends[:1] + ends[-1:] + ends[step::step][:room] + keys))[:MAX_ROWS]
     picked.sort(key=keys.index)
     targets = sorted({t for ts in by_value.values() for t in ts})
-    lines = ["| value | stored | expected | targets |", "|---|---|---|---|"]
+    lines = [(f"{len(picked)} of the {len(keys)} wrong values" if len(keys) > len(picked) else
+              f"The {len(keys)} wrong value{'s' if len(keys) > 1 else ''}") + f", {lead}", "",
+             "| value | stored | expected | targets |", "|---|---|---|---|"]
     for value, stored, expected in picked:
         seen = by_value[(value, stored, expected)]
         shown = literal(dst, value) if constant else repr(value)
         lines.append(f"| {shown} | {describe_code(dst, stored)} | {describe_code(dst, expected)} | "
-                     f"{'all above' if set(seen) == set(targets) else ', '.join(sorted(seen))} |")
-    more = len(keys) - len(picked)
-    return "\n".join(lines) + (f"\n\n({more} more wrong values not shown.)" if more > 0 else ""), targets
+                     f"{'every target checked' if set(seen) == set(targets) else ', '.join(sorted(seen))} |")
+    return "\n".join(lines), targets
 
 
 def _run(code: str, python: str, timeout: float, env) -> "tuple[int, str]":
@@ -107,7 +112,8 @@ def _run(code: str, python: str, timeout: float, env) -> "tuple[int, str]":
 
 def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 600, env: "dict | None" = None) -> Draft:
     """The generated snippet is always run (it gives the title its codes); a person's minimal.py, when there is
-    one, is the reproducer shown, run under the repro protocol (exit 1: the bug is present)."""
+    one, is the reproducer shown (its docstring trimmed of what the draft says itself: draft_prose.by_hand), run
+    as pasted under the repro protocol (exit 1: the bug is present)."""
     examples = corpus.examples(finding.signature)
     table_path = corpus.path(finding.signature) / TABLE_FILE
     recorded = json.loads(table_path.read_text()) if table_path.exists() else {}
@@ -127,15 +133,21 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
     check = f"`python snippet.py` with {version} exited {rc} (it prints the two codes and does not judge: {compared})"
     minimal = corpus.minimal(finding.signature)
     code, shown_out = generated, out
+    hand = docstring_parts(minimal.read_text()) if minimal.exists() else None
     if minimal.exists():
-        code = minimal.read_text()
+        code = hand.code if hand else minimal.read_text()
         mrc, shown_out = _run(code, python, timeout, env)
         reproduced = bool(reproduced) and mrc == 1
-        check = (f"`python snippet.py` (the hand-minimised reproducer above) with {version} exited {mrc} "
-                 f"({describe(mrc) if mrc is not None else 'did not finish'}); the generated probe: {compared}")
+        last = [line.strip() for line in shown_out.splitlines() if line.strip()][-1:]
+        said = describe(mrc) if mrc is not None else "did not finish"
+        check = (f"`python snippet.py` with {version} exited {mrc} ({said})"
+                 f"{': ' + last[0][:200] if last else ''}; the generated probe: {compared}")
     ttir = re.search(r"^ttir: (.*)$", out, re.M)
     front_end = probe.kind == "constant" and bool(ttir) and _ttir_wrong(ttir.group(1), probe)
-    table, targets = _table(rows, probe.dst, probe.value, probe.kind == "constant")
+    table, targets = _table(rows, probe.dst, probe.value, probe.kind == "constant", (
+        "with the code stored and the code expected (the value rounded to nearest, ties to even):" if probe.kind ==
+        "constant" else "converted, with the code stored and the code expected (the format's exact code; ties to even "
+        "for `rtne`, toward zero for `rtz`; any NaN code for a NaN):"))
     value = literal(probe.dst, probe.value) if probe.kind == "constant" else repr(probe.value)
     what = (f"`x.to({TL[probe.dst]}, fp_downcast_rounding=\"{probe.rounding}\")` from {TL[probe.src]}"
             if probe.kind == "cast" else f"`tl.full([64], {value}, {TL[probe.dst]})`")
@@ -152,8 +164,7 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
               "; ".join(f"{t}: {w} of {n} values" for t, (w, n) in per.items())) or f"{len(rows)} values"
     if front_end:
         summary = (f"{what} is already wrong in the Triton IR the front end emits, before any backend runs; the "
-                   f"same constant then reaches the compiled code for every target ({counts} wrong in gfxhound's "
-                   "table, below).")
+                   f"same constant then reaches the compiled code for every target ({counts} wrong, below).")
     else:
         summary = (f"{what} compiles, for every AMD target it was tried on, to stores of codes that are not the "
                    f"value's ({counts} wrong, below). The code comes from the AMD lowering of `tt.fp_to_fp`; "
@@ -161,24 +172,31 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
     summary += " Nothing here needs a GPU: the reproducer only compiles."
     expected_text = (f"Expected: {describe_code(probe.dst, want)} for {value}." if want is not None
                      else "Expected: the value's code.")
+    if hand:  # the person's words for what the script shows
+        title, summary, expected_text = hand.title, hand.summary, hand.expected or expected_text
+    version = (env or {}).get("GFXHOUND_CHECKED_WITH", "").removeprefix("triton ")
+    records = corpus.bisections(finding.signature)
+    said = said_at(records, {"snippet.py": code}, [python, "snippet.py"], env, CHECK_TIMEOUT_S + 60)
+    checked = ("Targets: target-independent (the constant is wrong in the Triton IR, before any backend); the "
+               f"compiled code was checked for {', '.join(targets)}") if front_end else \
+        f"Targets checked: {', '.join(targets)}"
+    torch = "; PyTorch for the expected codes" if re.search(r"^\s*(?:import|from) torch\b", code, re.M) else ""
     body = "\n".join([
         BANNER.format(sig=finding.signature), "",
         "## Summary", summary, "",
         "## Reproducer", f"```python\n{code.rstrip()}\n```", "",
-        "## Command", "```sh\npython snippet.py   # the reproducer above, saved as snippet.py" + (
-            "; exit 1 = the bug is present, 0 = absent, 125 = cannot test here" if minimal.exists() else "") + "\n```",
+        "## Command", setup(version, code, "snippet.py"), "```sh\npython snippet.py" + (
+            "   # exit 1 = the bug is present, 0 = absent, 125 = cannot test here" if minimal.exists() else "")
+        + "\n```",
         f"<!-- checked before this draft was written: {check} -->" if reproduced else
         f"**Did not reproduce when this draft was written ({check}): check by hand.**", "",
         "## Expected vs actual", expected_text, "", f"Actual:\n```\n{shown_out.strip()[-1500:]}\n```", "",
-        "## Wrong codes",
-        ("Value, code stored, code expected (the value rounded to nearest, ties to even):" if probe.kind ==
-         "constant" else "Value converted, code stored, code expected (the format's exact code; ties to even for "
-         "`rtne`, toward zero for `rtz`; any NaN code for a NaN):"), "", table, "",
+        "## Wrong codes", table, "",
         *cause(corpus, finding),
-        "## Bisection", bisection(corpus.bisections(finding.signature)), "",
+        "## Bisection", bisection(records, said), "",
         "## Environment", environment(corpus, finding, [
-            f"Python {sys.version.split()[0]}, {sys.platform}; PyTorch for the expected codes; no GPU",
-            "Not yet checked on Triton's main branch", *related(corpus, finding)]), "",
+            f"Python {sys.version.split()[0]}, {sys.platform}{torch}; no GPU",
+            "Not yet checked on Triton's main branch", *related(corpus, finding)], checked), "",
         "## How this was found",
         "Found by gfxhound, a fuzzer of Triton's AMD backend, in its conversion table: one-store kernels of one "
         "constant or one conversion, the stored code read from the compiled LLVM IR and compared with the format's "

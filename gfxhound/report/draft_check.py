@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gfxhound import procgroup
 from gfxhound.protocol import describe
+from gfxhound.report.draft_text import headline
 from gfxhound.signature import normalise
 
 # what the normaliser writes in place of what changes from run to run: a part never spans one
@@ -72,6 +73,14 @@ def bug_parts(message: str, output: str = "") -> list:
         where = (named.group(1).strip() if named else "") or failing_pass(output)
         parts += [where] if where and where not in parts else []
     return parts
+
+
+def without_diagnostic(message: str) -> bool:
+    """Whether the failure is a pass that failed and said nothing of its own (MLIR's "Failures have been
+    detected" alone, a signal its crash recovery caught): its parts then match any failure of that pass, an older
+    release's 'op NYI' diagnostic included, so the pasted check also requires that no other diagnostic shows
+    (oracle/repro/snippet.py `with_check`, `alone`)."""
+    return headline(message or "") == "fails without a diagnostic of its own"
 
 
 @dataclass

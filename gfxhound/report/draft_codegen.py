@@ -118,7 +118,7 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
         f"```python\n{script.rstrip()}\n```", "",
         "## Command",
         f"Set-up, a virtual environment with that Triton: `python -m venv venv && . venv/bin/activate && pip install "
-        f"triton=={version}`.",
+        f"triton=={version}`; the test case above saved as `{REDUCED_LL}` and the script above saved as `{SCRIPT}`.",
         f"```sh\npython {SCRIPT} {REDUCED_LL}   # {EXITS}\n```",
         f"<!-- checked before this draft was written: {said} -->" if reproduced else
         f"**Did not reproduce when this draft was written ({said}): check by hand.**",
@@ -132,9 +132,9 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
         *([f"- triton-{version}"] if version not in ("", "?") else []),  # what the reader installs to run codegen.py
         f"- Code generator: {where}" + (f" (Triton {version}'s AMD code generator, `compile_amdgpu`)" if revision
                                         else ""),
-        f"- Targets: {targets}" + (f" (the fuzzer also saw {', '.join(sorted(set(finding.targets) - {arch, *also}))}"
-                                   ", where this IR does not show it)" if set(finding.targets) - {arch, *also}
-                                   else ""),
+        f"- Targets checked: {', '.join([arch, *also])}" + (
+            f" (and {', '.join(sorted(set(finding.targets) - {arch, *also}))}, where this IR does not show it)"
+            if set(finding.targets) - {arch, *also} else ""),
         *[f"- {x}" for x in related(corpus, finding)], "",
         "## How this was found",
         f"A fuzzer (gfxhound) generated a Triton kernel whose code from Triton {version} "

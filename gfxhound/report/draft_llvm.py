@@ -67,7 +67,10 @@ def _by_llc(corpus, finding, timeout) -> Draft:
         f"`llc` crashes on the IR below for `{arch}`. The IR was produced by Triton's AMD backend for a "
         f"fuzzer-generated kernel and reduced with `llvm-reduce`, keeping the same failure.", "",
         "## Test case", f"```llvm\n{ll.rstrip()}\n```", "",
-        "## Command", f"```sh\n{shown}\n```",
+        "## Command",
+        f"Set-up: `{llc}` (LLVM {llvm_version.group(1) if llvm_version else 'with the AMDGPU target'}), and the test "
+        f"case above saved as `{REDUCED_LL}`.",
+        f"```sh\n{shown}\n```",
         f"<!-- checked before this draft was written: {check} -->" if reproduced else
         f"**Did not reproduce when this draft was written ({check}): check by hand.**", "",
         "## Output", f"```\n{_tail(out, 30)}\n```", "",

@@ -6,12 +6,15 @@ each section must say only what the corpus's records back.
 """
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gfxhound import procgroup
+from gfxhound.protocol import EXIT_CANNOT_TEST
 from gfxhound.report.draft_text import headline
 
 TRITON, LLVM = "triton-lang/triton", "llvm/llvm-project"
@@ -58,13 +61,20 @@ def run_tool(argv, cwd, timeout, env=None):
 def _untested(record) -> str:
     """The releases between the ends that could not say: a different failure of theirs (named) hides the bug."""
     probes = {p.get("candidate"): p.get("detail", "") for p in record.get("probes", [])}
-    hidden = [c for c in record["untested_between"] if "a different failure" in probes.get(c, "")]
-    if hidden and len(hidden) == len(record["untested_between"]):
-        return f"{', '.join(hidden)} fail earlier with another crash on the same kernel, which hides this one"
-    return f"untested between: {', '.join(record['untested_between'])}"
+    between = record["untested_between"]
+    hidden = [c for c in between if "a different failure" in probes.get(c, "")]
+    if hidden and len(hidden) == len(between):
+        return f"{_joined(hidden)} fail earlier with another crash on the same kernel, which hides this one"
+    return f"untested between: {', '.join(between)}"
 
 
-def bisection(newest_first: "list[dict]") -> str:
+def bisection(newest_first: "list[dict]", said: "dict | None" = None) -> str:
+    """The Bisection section. `said`: {release: (exit code, the line it printed)} of the reproducer as pasted, run
+    at the releases the bisection could not test (said_at): what a reader sees there, quoted in place of the
+    bisection's own probe (the fuzzer's kernel, whose failure can differ: b0f7a29c's draft quoted an assertion
+    the pasted snippet never prints on 3.4.0). A Triton release the reproducer was not run at is named without a
+    quote; an llc release's line is llc's own (the pasted command)."""
+    said = said or {}
     records, kinds = [], set()
     for record in newest_first:
         if record.get("kind") not in kinds:  # the newest of each kind; older ones were superseded
@@ -89,24 +99,77 @@ def bisection(newest_first: "list[dict]") -> str:
             what = {"triton-releases": "Triton releases", "llvm-releases": "LLVM releases (llc)"}.get(r.get("kind"),
                                                                                                   r.get("kind"))
             span = r.get("range") or ", ".join(r["candidates"])
+            triton = r.get("kind") == "triton-releases"
             if r.get("first_new") is None:  # the same state at every release that can test it
                 out.append(f"- {what} ({span}): **{r['verdict'].split('-')[0]} in every testable release** "
                            + (f"({r['testable'][0]} to {r['testable'][1]})" if r["testable"][0] != r["testable"][1]
                               else f"(only {r['testable'][0]} can test it)")
                            + ".")
             else:
+                between = r.get("untested_between") or []
+                shown = triton and between and all(v in said for v in between)  # said below, release by release
                 out.append(f"- {what} ({span}): {verb}: **{r['first_new']}** "
                            f"(last {'good' if r.get('mode') == 'regression' else 'bad'}: {r['last_old']})"
-                           + (f"; {_untested(r)}" if r.get("untested_between") else "") + ".")
+                           + (f"; {_untested(r)}" if between and not shown else "") + ".")
+                if shown:
+                    out += [f"  - {_capital(_cannot_show(vs, what))}." for what, vs in _grouped(between, said).items()]
             if r.get("reduced_ir"):
                 out.append("  - " + reduced_ir_text(r["reduced_ir"]))
             for m in r.get("ends_moved", []):
-                out.append(f"  - The {'newer' if m['end'] == 'new' else 'older'} end moved from {m['from']} to "
-                           f"{m['to']}; what the releases before that said instead:" if m["end"] == "old" else
-                           f"  - The newer end moved from {m['from']} to {m['to']}; what the releases after that "
-                           "said instead:")
-                out += [f"    - {', '.join(releases)}: {what}" for what, releases in _by_detail(m["why"]).items()]
+                releases = list(m["why"]) if isinstance(m["why"], dict) else list(m["why"])
+                if triton and all(v in said for v in releases):
+                    out += [f"  - {_capital(_cannot_show(vs, what))}." for what, vs in _grouped(releases, said).items()]
+                elif triton:  # the bisection's kernel, not the reproducer above: its error is not quoted
+                    out.append(f"  - {_joined(releases)} cannot show the bug: the kernel fails there earlier with "
+                               "another error.")
+                else:
+                    out += [f"  - {_joined(vs)} cannot show the bug: {why}."
+                            for why, vs in _by_detail(m["why"]).items()]
     return "\n".join(out)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _joined(items: list) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _grouped(releases: list, said: dict) -> dict:
+    """{(exit code, what it printed): [releases]} in the order given; two "cannot test" lines that name the same
+    error are one (their `loc(...)` can differ)."""
+    grouped = {}
+    for release in releases:
+        rc, line = said[release]
+        grouped.setdefault((rc, _reason(line) if rc == EXIT_CANNOT_TEST else line), []).append(release)
+    return grouped
+
+
+def _cannot_show(releases: list, what: tuple) -> str:
+    """What the reproducer as pasted does at releases the bisection could not test, in a reader's words."""
+    rc, line = what
+    if rc == EXIT_CANNOT_TEST:
+        return f"with {_joined(releases)} the reproducer above stops at another error first, {_code(line)} " \
+               f"(exit {rc}), so the bug cannot show there"
+    return f"with {_joined(releases)}, the reproducer above exits {rc}" + (f": {_code(line[:300])}" if line else "")
+
+
+def _code(text: str) -> str:
+    """Text as a Markdown code span, also when it holds a backtick (an assertion's condition)."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+def _reason(line: str) -> str:
+    """The error in a reproducer's "cannot test" line: from the diagnostic's own words, without the verdict's
+    prefix or a `loc(...)`/file position before `error:`."""
+    text = re.sub(r"^(?:other failure \(cannot test\):|cannot test:)\s*", "", line.strip())
+    text = re.sub(r"^\w+: cannot test:\s*", "", text)  # a per-target line ("gfx942: cannot test: ...")
+    found = re.search(r"(?:^|\s|\)):?\s*error: (.*)$", text)
+    if found:
+        return found.group(1)[:300]
+    failed = re.search(r"([\w.+-]+\.(?:cpp|h|hpp|td|inc)):(\d+):.*?(Assertion `.*)$", text)  # file:line, condition
+    return (f"{failed.group(1)}:{failed.group(2)}: {failed.group(3)}" if failed else text)[:300]
 
 
 def _by_detail(why) -> dict:
@@ -115,12 +178,17 @@ def _by_detail(why) -> dict:
     grouped = {}
     for release, detail in (why.items() if isinstance(why, dict) else ((w, "") for w in why)):
         found = re.match(r"cannot test: a different failure \((\w+) in ([^:]*): (.*)\)$", detail or "", re.S)
-        what = f"`{found.group(3)[:300]}`" if found else (detail or "?")[:300]
+        exited = re.match(r"exit (\d+): (.*)$", detail or "", re.S)  # an llc run's own words: what the command prints
+        what = _code(found.group(3)[:300]) if found else \
+            f"`llc` exits {exited.group(1)} there with {_code(exited.group(2).strip()[:300])}" if exited else \
+            (detail or "?")[:300]
         grouped.setdefault(what, []).append(release)
     return grouped
 
 
-def environment(corpus, finding, extra: list) -> str:
+def environment(corpus, finding, extra: list, targets: str = "") -> str:
+    """The Environment section: the toolchain, then `targets` (what the reproducer or the drafting checked; the
+    fuzzer's own targets when none is given), then `extra`."""
     rows = []
     for ident in finding.toolchains:
         detail = corpus.toolchain(ident) or {}
@@ -128,7 +196,7 @@ def environment(corpus, finding, extra: list) -> str:
         rows.append(f"- {ident}" + (f" ({detail.get('source')})" if detail.get("source") else "")
                     + (f", commit {detail['commit']}" if detail.get("commit") else "")
                     + (f", AMD code generator {codegen}" if codegen else ""))
-    rows.append(f"- Targets the fuzzer saw it on: {', '.join(finding.targets)}")
+    rows.append(f"- {targets or 'Targets checked: ' + ', '.join(finding.targets)}")
     rows += [f"- {line}" for line in extra]
     return "\n".join(rows)
 
@@ -174,3 +242,87 @@ def cause(corpus, finding) -> list:
         return []
     text = re.sub(r"[;,]?\s*(?:gfxhound(?:'s)? )?(?:finding|signature)s?\s*`?[0-9a-f]{8,16}`?", "", text)
     return ["## Cause", text, ""]
+
+
+def setup(version: str, code: str, saved: str, what: str = "the reproducer above", attached: bool = False) -> str:
+    """The Command section's first line: what to install and under which name to save what, so a reader with a
+    bare Python runs the command as written (a cold review asked it of every draft). torch is named where the
+    script cannot start without it (imported at module level, unguarded); where it imports torch only on a path
+    that needs it, one sentence says so, without the word that tells the sandbox to install it
+    (report/sandbox_draft.py reads `install` sentences). `attached`: the command runs an attached file (the
+    fuzzer's harness, when nothing smaller shows the bug), not the block above."""
+    torch = _torch_use(code)
+    pip = f"pip install triton{'==' + version if re.match(r'[0-9]', version) else ''}" + \
+        (" torch" if torch == "module" else "")
+    line = f"Set-up: `{pip}`, and " + (f"`{saved}` (attached) in the working directory." if attached else
+                                         f"{what} saved as `{saved}`.")
+    if torch == "lazy" and re.search(r"torch\.version\b[^\n]*\bhip\b", code):  # the script asks for a ROCm torch
+        line += (" Without an AMD GPU that is all it needs (it only compiles); on one, with a ROCm build of torch, "
+                 "it also runs the kernel.")
+    elif torch == "lazy":
+        line += " torch is optional: the script takes a path that needs only triton without it."
+    return line
+
+
+def _torch_use(code: str) -> str:
+    """"module" when the script imports torch at module level outside a try, "lazy" when only inside a function
+    or a try, "" when not at all (or when the code does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return ""
+    def imports_torch(node):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        return any(n.split(".")[0] == "torch" for n in names)
+    if any(imports_torch(node) for node in tree.body):
+        return "module"
+    return "lazy" if any(imports_torch(node) for node in ast.walk(tree)) else ""
+
+
+def checked_targets(code: str, finding) -> str:
+    """The Environment's line of the targets a hand-written reproducer compiles for (named_targets), with the
+    fuzzer's own where it found the bug on others: both are targets checked, by different runs. "" when the
+    reproducer names none (the fuzzer's targets then stand alone)."""
+    named = named_targets(code)
+    if not named:
+        return ""
+    if set(finding.targets) <= set(named):
+        return f"Targets checked: {', '.join(named)}"
+    return f"Targets checked: {', '.join(named)} (the reproducer); the fuzzer found it on {', '.join(finding.targets)}"
+
+
+def named_targets(code: str) -> list:
+    """The AMD targets a reproducer compiles for, as it names them (string literals such as "gfx942"), in order."""
+    return list(dict.fromkeys(re.findall(r"""["'](gfx\d+[0-9a-z]*)["']""", code)))
+
+
+def release_python(version: str) -> "str | None":
+    """The interpreter of a release's venv where the bisection left one ($GFXHOUND_CACHE/venvs, as `gfxhound
+    bisect` builds them), or None: a draft runs its reproducer at the releases the bisection could not test, and
+    builds no venv for it."""
+    from gfxhound.bisect.releases import VenvCache
+    cache = VenvCache(Path(os.environ.get("GFXHOUND_CACHE") or Path.home() / ".cache" / "gfxhound") / "venvs")
+    return str(cache.python(version)) if cache.ready(version) else None
+
+
+def said_at(records: list, files: dict, argv: list, env: "dict | None", timeout: float) -> dict:
+    """{release: (exit code, its last line)} of the reproducer as pasted (`files`, run as `argv` with the release's
+    interpreter in place of argv[0]) at each Triton release the newest release bisection could not test, where a
+    venv of it is at hand. Why: the draft quotes what a reader sees there, not what the fuzzer's kernel said."""
+    from gfxhound.report.draft_check import run_pasted
+    record = next((r for r in records if r.get("kind") == "triton-releases"), None)
+    if not record:
+        return {}
+    wanted = list(record.get("untested_between") or [])
+    for moved in record.get("ends_moved", []):
+        wanted += [v for v in moved["why"] if v not in wanted]
+    out = {}
+    for version in wanted:
+        python = release_python(version)
+        if python is None:
+            continue
+        ran = run_pasted(files, [python, *argv[1:]], timeout, env)
+        last = ran.verdict or next((x.strip() for x in reversed(ran.stderr.splitlines()) if x.strip()), "")
+        out[version] = (ran.rc, last)
+    return out

@@ -23,13 +23,13 @@ from pathlib import Path
 from gfxhound.corpus_store.layout import REDUCED_LL, REPRO_FILE
 from gfxhound.atomic import write_atomic
 from gfxhound.protocol import ABSENT, PRESENT, describe, outcome
-from gfxhound.report.draft_check import bug_parts, run_pasted
+from gfxhound.report.draft_check import bug_parts, run_pasted, without_diagnostic
 from gfxhound.report.draft_llvm import llvm_draft
-from gfxhound.report.draft_prose import NO_UB, STAGE_NAMES, by_hand_wrong_result, found_by, \
+from gfxhound.report.draft_prose import NO_UB, STAGE_NAMES, by_hand as docstring_parts, found_by, \
     how_reduced, kernel_name, user_note
 from gfxhound.report.draft_reach import REACH_TARGETS, formats, reach, reach_text, simpler
-from gfxhound.report.draft_parts import BANNER, LLVM, TRITON, Draft, bisection, cause, environment, related, \
-    run_tool
+from gfxhound.report.draft_parts import BANNER, LLVM, TRITON, Draft, bisection, cause, checked_targets, \
+    environment, related, run_tool, said_at, setup
 from gfxhound.oracle.repro.snippet import CHECK_TIMEOUT_S, user_module, with_check
 from gfxhound.report.draft_text import constants as _constants, headline, kernel_source as _kernel_source, \
     prune_unused, tail as _tail, triton_snippet
@@ -77,6 +77,9 @@ def build(corpus, finding, upstream: str | None = None, python: str = sys.execut
     if upstream == TRITON and newest and os.path.abspath(_as_typed(newest)) != os.path.abspath(python):
         # is it still a bug? the same check with the newest Triton this machine has
         version = _triton_version(newest)
+        if version == env["GFXHOUND_CHECKED_WITH"]:  # another venv of the same release: nothing new to say
+            newest = None
+    if upstream == TRITON and newest and os.path.abspath(_as_typed(newest)) != os.path.abspath(python):
         if finding.stage == CAST_STAGE:
             from gfxhound.report.draft_casts import cast_draft as again
         else:
@@ -126,7 +129,7 @@ def _pasted(code, finding, output, python, env):
     """The snippet as pasted, ending in its check (oracle/repro/snippet.py `with_check`), and its one run as the
     reader will run it: (code, Checked), or (code as it was, None) when it has no compile to check."""
     bug = None if finding.verdict == "timeout" else bug_parts(finding.message, output)
-    pasted = with_check(code, bug) if bug is None or bug else None
+    pasted = with_check(code, bug, alone=without_diagnostic(finding.message)) if bug is None or bug else None
     if pasted is None:
         return code, None
     return pasted, run_pasted({"snippet.py": pasted}, [python, "snippet.py"], CHECK_TIMEOUT_S + 60, env)
@@ -163,6 +166,10 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
     source_record = None  # a kernel file's source-level reduction (reduce/user_source.py), when the draft uses it
     attachments = {REPRO_FILE: repro_text}
     user = examples[0].spec.get("user")  # a user's own kernel (gfxhound fuzz --kernel)
+    version = env["GFXHOUND_CHECKED_WITH"].removeprefix("triton ")
+    runs = None  # ({name: text}, argv) of the reproducer as pasted: run again where the bisection could not test
+    targets = ""  # the Environment's line of the targets checked ("": the fuzzer's)
+    attached = False  # the command runs an attached file, not the reproducer pasted above
     if finding.verdict in ("miscompile", "runtime_fault", "nondeterministic"):
         code = minimal.read_text() if minimal.exists() else reduced.kernel.read_text() \
             if reduced.kernel.exists() else consts.get("KERNEL") or _kernel_source(repro_text)
@@ -172,7 +179,14 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         interpret = interpret_run and not user
         check_script = minimal if minimal.exists() else repro_path
         argv = [python, check_script.name] + (["--interpret"] if interpret and not minimal.exists() else [])
-        code_rc, out, _ = run_tool(argv, check_script.parent, timeout, env)
+        hand = docstring_parts(code) if minimal.exists() and not user else None
+        if minimal.exists() and not user:  # the script as pasted (its docstring trimmed): what the reader runs
+            code = hand.code if hand else code
+            ran = run_pasted({check_script.name: code}, argv, timeout, env)
+            code_rc, out = ran.rc, ran.stdout + ran.stderr
+        else:
+            code_rc, out, _ = run_tool(argv, check_script.parent, timeout, env)
+            attached = True
         reproduced = {PRESENT: True, ABSENT: False}.get(outcome(code_rc))  # None: could not test here
         check = f"`python {check_script.name}{' --interpret' if len(argv) > 2 else ''}` with " \
                 f"{env['GFXHOUND_CHECKED_WITH']} {_exited(code_rc)}: {_tail(out, 3)}"
@@ -185,7 +199,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                    f"is PyTorch on the CPU.")
         if examples[0].run.get("backend") == "emulate":  # run by gfxhound's CPU executor, not on AMD hardware
             summary = (f"A kernel compiled for `{arch}` gives a {what}: {finding.message}. Its LLVM IR was run by "
-                       "gfxhound's CPU executor for AMD LLVM IR (no AMD GPU was used; `repro.py` embeds the executor "
+                       "the fuzzer's CPU executor for AMD LLVM IR (no AMD GPU was used; `repro.py` embeds the executor "
                        "and launches on an AMD GPU instead when there is one); the reference is PyTorch on the CPU. "
                        "The error is in Triton's lowering or before it: the executor runs the IR Triton hands to "
                        "LLVM's AMDGPU backend.")
@@ -203,12 +217,17 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                 summary += (" The interpreter runs no compiler: a wrong result there is the kernel's or the "
                             "interpreter's, so check the kernel before filing.")
             command = f"python {check_script.name}   # {EXITS}"
-            ub = f"\n## The kernel\n{user_note(user)}\n"
+            note = user_note(user)
+            ub = f"\n## {'No undefined behaviour' if user.get('template') else 'The kernel'}\n{note}\n" if note else ""
         if minimal.exists() and not user:  # a person's minimised script: its docstring says what it shows
-            title, summary, ub = by_hand_wrong_result(minimal, title, summary, ub)
+            if hand:  # no generator boilerplate about undefined behaviour: the kernel is short enough to read
+                title, summary, ub = hand.title, hand.summary, ""
             attachments = {}  # the script is the report; the fuzzer's harness repro would only be noise
-            expected = f"Actual (`python {check_script.name}`):\n```\n{_tail(out, 12)}\n```"
+            expected = (f"{hand.expected}\n\n" if hand and hand.expected else "") + \
+                f"Actual (`python {check_script.name}`):\n```\n{_tail(out, 12)}\n```"
             by_hand = True
+            runs = ({check_script.name: code}, argv)
+            targets = checked_targets(code, finding)
         if finding.stage == MEMORY_MODEL_STAGE:  # found in the compiled code by oracle/memory_model.py, not run
             title = f"[AMD][{arch}] memory-model violation: {headline(finding.message)}"
             summary = (f"Compiling the kernel below for `{arch}` gives AMDGCN whose code sequence around an atomic "
@@ -249,11 +268,12 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                    "would; no GPU needed.")
         if reduced_used:  # the reduced kernel is the report; the launch that found it is provenance
             record = source_record = source_reduction.record
+            it = "It was" if user.get("template") else f"It is {kernel_name(user)},"
             summary = (f"Compiling the kernel below for `{arch}` fails with an {what} in {stage}, not a diagnostic "
-                       f"about the kernel; no GPU needed. It is {kernel_name(user)}, reduced from "
-                       f"{record.get('lines_before')} to {record.get('lines_after')} lines by gfxhound's reducer"
-                       f"{', then by hand' if by_hand else ''}, compiled as the Triton runtime would at the launch "
-                       "that failed (its arguments specialised the same way).")
+                       f"about the kernel; no GPU needed. {it} reduced from {record.get('lines_before')} to "
+                       f"{record.get('lines_after')} lines by the fuzzer's reducer{', then by hand' if by_hand else ''}"
+                       ", and is compiled as the Triton runtime would at the launch that failed (its arguments "
+                       "specialised the same way).")
         if snippet_ok:  # the file with a compile call at its end fails the same way: the reproducer as pasted
             if not by_hand:  # without options it does not need (a hand-minimised one is as its author left it)
                 code = simpler(code, python, timeout, env, finding.normalised)
@@ -261,33 +281,43 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             if len(reached.get("same", [])) > 1:  # every target a reduced kernel reaches (a whole file: too slow)
                 title = title.replace(f"[AMD][{arch}]", f"[AMD][{'/'.join(reached['same'])}]" if set(
                     reached["same"]) != set(REACH_TARGETS) else "[AMD]", 1)
+            targets = "Targets checked: " + ", ".join(REACH_TARGETS if reached else [arch])
+            hand = docstring_parts(code) if by_hand else None
+            if hand:  # a person's words for what the reproducer shows; the script keeps what it does
+                code, title, summary = hand.code, hand.title, hand.summary
             code, checked = _pasted(code, finding, snippet_out, python, env)
             attachments = {"snippet.py": code}  # the generated harness would only be noise (and the harness's)
             summary = summary.replace(f" `{REPRO_FILE}` (attached) compiles the file at that launch, its arguments "
                                       "specialised as the Triton runtime would; no GPU needed.", " No GPU needed.")
-            command = f"python snippet.py   # the reproducer above, saved as snippet.py; {EXITS}"
+            command = f"python snippet.py   # {EXITS}"
             out = snippet_out
+            runs = ({"snippet.py": code}, [python, "snippet.py"]) if checked else None
         if not snippet_ok or checked is None:  # only the generated repro shows it: the harness is the check
             rc, out, _ = run_tool([python, repro_path.name], repro_path.parent, timeout, env)
             checked, attachments[REPRO_FILE] = None, repro_text
-            command = f"python {REPRO_FILE}   # {EXITS}"
+            command, attached, runs = f"python {REPRO_FILE}   # {EXITS}", True, None
             reproduced = {PRESENT: True, ABSENT: False}.get(outcome(rc))
             check = f"`python {REPRO_FILE}` with {env['GFXHOUND_CHECKED_WITH']} {_exited(rc)}: {_tail(out, 3)}"
         else:
             reproduced, check = _judged(checked, env)
         expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
                     f"\n\nActual{' (python snippet.py)' if snippet_ok else ''}:\n```\n{_actual(checked, out)}\n```")
-        lang, ub = "python", f"\n## The kernel\n{user_note(user, ran=False)}\n"
+        note = user_note(user, ran=False)
+        lang, ub = "python", f"\n## The kernel\n{note}\n" if note else ""
     elif minimal.exists() and checks_itself(minimal.read_text()):  # a person's script that judges several casts
-        code = minimal.read_text()
+        hand = docstring_parts(minimal.read_text())
+        code = hand.code if hand else minimal.read_text()
         checked = run_pasted({"snippet.py": code}, [python, "snippet.py"], CHECK_TIMEOUT_S + 60, env)
         reproduced, check = _judged(checked, env)
         title = f"[AMD] {'compile hang' if finding.verdict == 'timeout' else 'internal compiler error'}: " \
                 f"{headline(finding.message or finding.normalised)}"
-        title, summary, ub = by_hand_wrong_result(minimal, title, "The reproducer below shows it.", "")
-        command = f"python snippet.py   # the reproducer above, saved as snippet.py; {EXITS}"
-        expected = ("Expected: the kernels compile to correct code, or are rejected with an error that names what is "
-                    "wrong with them.\n\nActual (`python snippet.py`):\n```\n"
+        title, summary, ub = (hand.title, hand.summary, "") if hand else (title, "The reproducer below shows it.", "")
+        command = f"python snippet.py   # {EXITS}"
+        runs = ({"snippet.py": code}, [python, "snippet.py"])
+        targets = checked_targets(code, finding)
+        expected = ((hand.expected if hand and hand.expected else "Expected: the kernels compile to correct code, or "
+                     "are rejected with an error that names what is wrong with them.") + "\n\nActual (`python "
+                    "snippet.py`):\n```\n"
                     f"{checked.stdout.strip() or _tail(checked.stderr)}\n```")
         lang, attachments, by_hand = "python", {"snippet.py": code}, True
     else:
@@ -323,10 +353,14 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         summary = (f"Compiling the kernel below for {f'`{arch}`' if arch else 'any AMD target'} fails with an "
                    f"internal compiler error in {stage}, not a diagnostic about the kernel.")
         fp8 = formats(code, python, timeout, env, finding.normalised) if reached else None
+        targets = "Targets checked: " + ", ".join(REACH_TARGETS) if reached else checked_targets(code, finding)
+        hand = docstring_parts(code) if by_hand else None
+        if hand:  # a person's words for what the reproducer shows; the script keeps what it does
+            code, title, summary = hand.code, hand.title, hand.summary
         code, checked = _pasted(code, finding, out if reproduced else "", python, env)
         reproduced, check = _judged(checked, env) if checked else (False, "the snippet has no compile to check")
-        command = "python snippet.py   # the reproducer above, saved as snippet.py" + (f"; {EXITS}" if checked
-                                                                                        else "")
+        command = "python snippet.py" + (f"   # {EXITS}" if checked else "")
+        runs = ({"snippet.py": code}, [python, "snippet.py"]) if checked else None
         expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
                     f"\n\nActual:\n```\n{_actual(checked, out)}\n```")
         lang, ub = "python", ""
@@ -336,20 +370,22 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         elif not reproduced:
             attachments[REPRO_FILE] = repro_text
     emulated = examples[0].run.get("backend") == "emulate"
+    name = re.match(r"python (\S+)", command).group(1)
+    records = corpus.bisections(finding.signature)
     body = "\n".join([
         BANNER, "",
         "## Summary", summary, "",
         "## Reproducer", f"```{lang}\n{code.rstrip()}\n```", "",
-        "## Command", f"```sh\n{command}\n```",
+        "## Command", setup(version, attachments.get(name, code), name, attached=attached), f"```sh\n{command}\n```",
         f"<!-- checked before this draft was written: {check} -->" if reproduced else
         f"**Did not reproduce when this draft was written ({check}): check by hand.**", "",
         "## Expected vs actual", expected, ub, *_reduced_ir(corpus, finding), *cause(corpus, finding),
-        "## Bisection", bisection(corpus.bisections(finding.signature)), "",
+        "## Bisection", bisection(records, said_at(records, *runs, env, CHECK_TIMEOUT_S + 60) if runs else {}), "",
         "## Environment", environment(corpus, finding, [
             f"Python {sys.version.split()[0]}, {sys.platform}",
             *(["No GPU needed: the reproducer only compiles (`triton.compile`)"] if lang == "python" and
               finding.verdict in ("ice", "timeout") else []),
-            "Not yet checked on Triton's main branch", *related(corpus, finding)]), "",
+            "Not yet checked on Triton's main branch", *related(corpus, finding)], targets), "",
         "## How this was found", found_by(emulated, how_reduced(reduced, user, source_record), by_hand)])
     return Draft(TRITON, title, body, reproduced, check, attachments)
 

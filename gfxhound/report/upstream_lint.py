@@ -28,7 +28,13 @@ RULES = [
                                    r"perf|replay)\b|\bpip3? install (?:-e|--editable)\b|\bpython3? -m gfxhound\b|"
                                    r"\b(?:from|import) gfxhound\b|\bGFXHOUND_[A-Z_]+")),
     ("machine path", re.compile(r"(?<![\w.<>~/-])/(?:work|root|tmp|home|scratch|mnt|data|var/tmp)/\S*")),
+    # the bisection record's own words, the fuzzer's bookkeeping and a table cut short: what a generator says of
+    # itself, which a maintainer reads as machine output nobody reviewed (a cold review of four drafts)
+    ("harness jargon", re.compile(r"\b(?:older|newer) end moved\b|\bwhat the releases (?:before|after) that said "
+                                  r"instead\b|\bTargets the fuzzer saw it on\b|\bkernel templates?\b|"
+                                  r"\(\d+ more [\w -]+ not shown\.?\)")),
 ]
+ATTRIBUTION = "How this was found"  # the one section that names the fuzzer (once: who found it)
 # what only the generated repro script (oracle/repro) carries: its header, its protocol note, its stage markers
 HARNESS = re.compile(r'^"""gfxhound repro |^# the repro protocol \(gfxhound/protocol\.py\)|##gfxhound-stage|'
                      r"^# ---- gfxhound/[\w/]+\.py \(embedded\)", re.M)
@@ -55,6 +61,8 @@ def lint(title: str, body: str, attachments: dict | None = None) -> list:
         generated = harness or "repro.py" not in attachments  # the repro.py a draft names is the harness
         if where in ("title", "body") and generated and re.search(r"\brepro\.py\b", text):
             found.append(f"internal file in {where}: repro.py (the generated harness)")
+    found += _named(title, body, {k: v for k, v in attachments.items() if k not in harness})
+    found += _repeated_release(body)
     for name, text in attachments.items():
         lines = len(text.splitlines())
         if name in harness:
@@ -63,3 +71,34 @@ def lint(title: str, body: str, attachments: dict | None = None) -> list:
         elif lines > MAX_ATTACHMENT_LINES:
             found.append(f"attachment {name}: {lines} lines (over {MAX_ATTACHMENT_LINES})")
     return list(dict.fromkeys(found))
+
+
+def _named(title: str, body: str, attachments: dict) -> list:
+    """gfxhound named anywhere but once in the attribution: the name says who found the bug, not how the report
+    was made ("gfxhound's table", "one of gfxhound's kernel templates", "gfxhound's reducer" a second time).
+    Hidden comments are left out: the banner says who wrote the draft, for the person who files it."""
+    found = [f"harness name in title: {m.group(0)}" for m in NAME.finditer(title)]
+    shown = re.sub(r"<!--.*?-->", "", body, flags=re.S)
+    section = re.search(rf"^## {re.escape(ATTRIBUTION)}\n(.*?)(?=^## |\Z)", shown, re.S | re.M)
+    allowed = next(NAME.finditer(section.group(1)), None) if section else None
+    for match in NAME.finditer(shown):
+        if allowed and section.start(1) + allowed.start() == match.start():
+            continue
+        around = " ".join(shown[max(0, match.start() - 30):match.end() + 30].split())
+        found.append(f"harness name in body: {around} (name the fuzzer once, in '{ATTRIBUTION}')")
+    for name, text in attachments.items():
+        found += [f"harness name in {name}: {m.group(0)}" for m in NAME.finditer(text)]
+    return found
+
+
+NAME = re.compile(r"\bgfxhound(?:'s)?\b", re.I)
+
+
+def _repeated_release(body: str) -> list:
+    """"Also fails the same way with triton X" where X is the release the hidden check already names: a line
+    that says nothing (a second interpreter with the same Triton)."""
+    also = re.search(r"Also fails the same way with (triton [\w.+-]*\w)\.", body)
+    checked = re.search(r"<!-- checked before this draft was written: .*? with (triton [\w.+-]*\w)", body, re.S)
+    if also and checked and also.group(1) == checked.group(1):
+        return [f"repeated release in body: {also.group(0)} (the check above already ran {checked.group(1)})"]
+    return []

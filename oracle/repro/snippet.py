@@ -89,17 +89,21 @@ COMPILE = r"\bASTSource\(|\btriton\.compile\("
 
 
 def with_check(code: str, bug: "list[str] | None", timeout: int = CHECK_TIMEOUT_S, start: str = COMPILE,
-               what: str = "the kernel", args: bool = False) -> "str | None":
+               what: str = "the kernel", args: bool = False, alone: bool = False) -> "str | None":
     """The snippet as pasted: `code` (a kernel and its compile) ending in a check that speaks the repro protocol
     (gfxhound/protocol.py): exit 1 only when the compile fails with every part of `bug` in its output, 0 when it
-    compiles, 125 for anything else (a different error, a timeout, a Triton that cannot import). `bug=None` is a
-    hang: the compile not finishing is the bug.
+    compiles, 125 for anything else (a different error, a timeout, a Triton that cannot import, any exception
+    outside the compile: one line says which). `bug=None` is a hang: the compile not finishing is the bug.
+    `alone`: the bug is a pass that fails without a diagnostic of its own, so an `error:` line, an assertion or an
+    LLVM error of another kind in the output is another failure (the parts of a bare pipeline failure match any
+    failure of that pass: an 'op NYI' diagnostic of an older release read as the bug).
 
     Why a child process: an LLVM abort ends the process it happens in, and a C++ assertion prints to fd 2, out of
     a Python exception's reach; the parent reads the child's output and exits with what it means. The compile (the
     statements from the first that matches `start`: `ASTSource(` or `triton.compile(`) moves under
     `if "--child" in sys.argv:`; with `args`, the child gets the script's own arguments too. None when the code has
-    no such statement (a script of a person's that does something else)."""
+    no such statement (a script of a person's that does something else). Why an excepthook in the parent: Python
+    exits 1 on an uncaught exception, which the protocol reads as "bug present"; the hook turns it into 125."""
     from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
     lines = code.rstrip("\n").splitlines()
     body = ast.parse(code).body
@@ -107,7 +111,7 @@ def with_check(code: str, bug: "list[str] | None", timeout: int = CHECK_TIMEOUT_
                   and re.search(start, ast.get_source_segment(code, n) or "")), None)
     if first is None:
         return None
-    head = _guarded_imports(lines[:first.lineno - 1], body)
+    head = _hooked_imports(lines[:first.lineno - 1], body)
     moved = [f"    {line}" if line.strip() else "" for line in lines[first.lineno - 1:]]
     child = f"[sys.executable, __file__, {'*sys.argv[1:], ' if args else ''}{quoted(CHILD)}]"
     late = f"the compile did not finish in {timeout} s"
@@ -121,6 +125,9 @@ def with_check(code: str, bug: "list[str] | None", timeout: int = CHECK_TIMEOUT_
            "for the bug)."]
     if bug is not None:
         out.append(f"BUG = [{', '.join(quoted(part) for part in bug)}]  # every part is in the failure's output")
+    if bug is not None and alone:
+        out += ["# the pass fails without saying why: a diagnostic of its own is another failure",
+                'OWN = ("error:", "Assertion", "LLVM ERROR")']
     out += ["try:", f"    child = subprocess.run({child},",
             f"                           capture_output=True, text=True, timeout={timeout})",
             "except subprocess.TimeoutExpired:"]
@@ -134,9 +141,15 @@ def with_check(code: str, bug: "list[str] | None", timeout: int = CHECK_TIMEOUT_
             f"    print({quoted(f'not reproduced: {what} compiled')})",
             f"    sys.exit({EXIT_ABSENT})"]
     if bug is not None:
-        out += ["if all(part in output for part in BUG):",
-                '    print("reproduced:", next(line for line in output.splitlines() if BUG[0] in line).strip())',
-                f"    sys.exit({EXIT_PRESENT})"]
+        said = "next((line for line in output.splitlines() if BUG[0] in line), BUG[0]).strip()"
+        if alone:
+            out += ["own = [line for line in output.splitlines()",
+                    "       if BUG[0] not in line and any(word in line for word in OWN)]",
+                    "if all(part in output for part in BUG) and not own:",
+                    f"    print({quoted(f'reproduced: {bug[-1]} failed without a diagnostic of its own')})"]
+        else:
+            out += ["if all(part in output for part in BUG):", f'    print("reproduced:", {said})']
+        out.append(f"    sys.exit({EXIT_PRESENT})")
     out += ['lines = output.strip().splitlines() or [f"exit {child.returncode}"]',
             'errors = [line for line in lines if "error" in line.lower() or "Assertion" in line]',
             'print("other failure (cannot test):", (errors or lines[-1:])[0].strip())',
@@ -150,15 +163,14 @@ def quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _guarded_imports(lines: list, body: list) -> list:
-    """The head with `import subprocess` and `import sys` among its standard-library imports, and its other imports
-    (triton, torch) in a try whose ImportError exits 125: a Python without them cannot test for the bug."""
+def _hooked_imports(lines: list, body: list) -> list:
+    """The head with `import os`, `subprocess` and `sys` among its standard-library imports, then the parent's
+    excepthook, then its other imports (triton, torch) and the rest: a Python without them, or a kernel this Triton
+    cannot define, exits 125 with one line, as any exception outside the compile does."""
     import sys
     from gfxhound.protocol import EXIT_CANNOT_TEST
     imports = [n for n in body if isinstance(n, (ast.Import, ast.ImportFrom)) and n.lineno <= len(lines)]
-    if not imports:
-        return ["import subprocess", "import sys", "", *lines]
-    first = imports[0].lineno - 1
+    first = imports[0].lineno - 1 if imports else _after_docstring(body)
     block = []  # the first run of import lines, as written
     for n in imports:
         if n.lineno - 1 != first + len(block) or n.end_lineno != n.lineno:
@@ -169,9 +181,22 @@ def _guarded_imports(lines: list, body: list) -> list:
     std = [lines[n.lineno - 1] for n in block if all(r in sys.stdlib_module_names for r in roots(n))]
     other = [lines[n.lineno - 1] for n in block if lines[n.lineno - 1] not in std]
     have = {r for n in imports if isinstance(n, ast.Import) for r in roots(n)}
-    std = sorted(set(std + [f"import {m}" for m in ("subprocess", "sys") if m not in have]),
+    std = sorted(set(std + [f"import {m}" for m in ("os", "subprocess", "sys") if m not in have]),
                  key=lambda line: (line.startswith("from "), line))
-    guarded = ["try:", *[f"    {line}" for line in other],
-               "except ImportError as exc:  # not the bug: this Python cannot run the reproducer",
-               '    print("other failure (cannot test):", exc)', f"    sys.exit({EXIT_CANNOT_TEST})"] if other else []
-    return lines[:first] + std + ([""] if guarded else []) + guarded + lines[first + len(block):]
+    hook = ["", "",
+            "def cannot_test(kind, exc, tb):  # an exception outside the compile is not the bug: say what it was",
+            '    print("other failure (cannot test):", f"{kind.__name__}: {exc}".strip().splitlines()[0][:300], '
+            "flush=True)",
+            f"    os._exit({EXIT_CANNOT_TEST})",
+            "", "",
+            f"if {quoted(CHILD)} not in sys.argv:  # the child's own failure is read from its output, below",
+            "    sys.excepthook = cannot_test"]
+    return lines[:first] + std + hook + ([""] if other else []) + other + lines[first + len(block):]
+
+
+def _after_docstring(body: list) -> int:
+    """Where imports go in a head that has none: after the module docstring, if there is one."""
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) and \
+            isinstance(body[0].value.value, str):
+        return body[0].end_lineno
+    return 0

@@ -1,6 +1,8 @@
 """The check a pasted reproducer ends in: exit 1 only when the described failure shows, 0 when the kernel compiles,
-125 for anything else; read by bisection through the same protocol. Real Triton 3.9.0 compiles of the reduced kernel
-of corpus/01f5c6fa (an rtz downcast to tl.float8e5b16 that trips an assertion in the AMD lowering)."""
+125 for anything else (an exception outside the compile included: Python's own exit for one is 1, "present");
+read by bisection through the same protocol. Real Triton 3.9.0 compiles of the reduced kernel of corpus/01f5c6fa
+(an rtz downcast to tl.float8e5b16 that trips an assertion in the AMD lowering), and stand-in compiles that print
+what a failing pass prints, for the checks that need no Triton."""
 import subprocess
 import sys
 from pathlib import Path
@@ -81,7 +83,8 @@ def test_the_compile_moves_under_the_child_guard_and_the_kernel_stays_first(bare
         pasted.index("BUG = ")
     assert kernel < guard < check
     assert "\n    triton.compile(src" in pasted and "\ntriton.compile(" not in pasted
-    assert pasted.count("sys.exit(1)") == 1 and "except ImportError" in pasted
+    assert pasted.count("sys.exit(1)") == 1 and "sys.excepthook = cannot_test" in pasted
+    assert pasted.index("sys.excepthook = cannot_test") < pasted.index("import triton")  # it covers the imports
     assert with_check("import triton\nprint(triton.__version__)\n", ["x"]) is None  # nothing to check: left alone
 
 
@@ -113,3 +116,50 @@ def test_a_generic_assertion_takes_the_failing_pass_from_the_output():
                "llvm::SmallVectorTemplateCommon<T>::operator[](size_type): Assertion `idx < size()' failed.")
     output = "note: Pipeline failed while executing [`TritonAMDGPUStreamPipeline` on 'builtin.module' operation]"
     assert bug_parts(message, output) == ["idx < size()", "TritonAMDGPUStreamPipeline"]
+
+
+def _fake(printed: str) -> str:
+    """A snippet whose "compile" prints `printed` to stderr and raises, as a failing pass pipeline does."""
+    return ("import sys\n\n\ndef compile_it():\n    sys.stderr.write(" + repr(printed) + ")\n"
+            "    raise RuntimeError('PassManager::run failed')\n\n\ncompile_it()\n")
+
+
+BARE = ("<x>:1:1: error: Failures have been detected while processing an MLIR pass pipeline\n"
+        "<x>:1:1: note: Pipeline failed while executing [`TritonAMDGPUAccelerateMatmul` on 'builtin.module' "
+        "operation]: reproducer generated at `std::errs, please share the reproducer above with Triton project.`\n")
+PIPELINE = ["Failures have been detected while processing an MLIR pass pipeline", "TritonAMDGPUAccelerateMatmul"]
+
+
+@pytest.mark.parametrize("printed, rc, said", [
+    (BARE, EXIT_PRESENT, "reproduced: TritonAMDGPUAccelerateMatmul failed without a diagnostic of its own"),
+    # the same pass failing with a diagnostic of its own (Triton 3.4 to 3.7 on a bf16 operand with a scale)
+    ("<x>:3:9: error: 'amdg.upcast_mxfp' op NYI: fpType must be E2M1, E4M3, or E5M2\n" + BARE, EXIT_CANNOT_TEST,
+     "other failure (cannot test): <x>:3:9: error: 'amdg.upcast_mxfp' op NYI: fpType must be E2M1, E4M3, or E5M2"),
+    ("python: Foo.cpp:9: void f(): Assertion `x' failed.\n" + BARE, EXIT_CANNOT_TEST,
+     "other failure (cannot test): python: Foo.cpp:9: void f(): Assertion `x' failed."),
+])
+def test_a_pass_that_fails_without_saying_why_is_the_bug_only_alone(printed, rc, said, tmp_path):
+    """b0f7a29c: a SIGFPE in BlockedToMFMA that MLIR's crash recovery turns into a bare pipeline failure. Its parts
+    (the pipeline failure, the pass) match any failure of that pass; `alone` makes any other diagnostic another
+    failure, so an older release's 'op NYI' reads 125, not 1."""
+    run = _run(with_check(_fake(printed), PIPELINE, start=r"compile_it\(\)", alone=True), tmp_path)
+    assert run.returncode == rc and run.stdout.strip().splitlines()[-1] == said, run.stdout + run.stderr
+    loose = _run(with_check(_fake(printed), PIPELINE, start=r"compile_it\(\)"), tmp_path)
+    assert loose.returncode == EXIT_PRESENT, loose.stdout  # without it, every one of them read as the bug
+
+
+def test_an_exception_outside_the_compile_is_125_with_one_line(tmp_path):
+    """A kernel this Triton cannot even define (an exception in the parent, before any child runs): one line, 125,
+    not Python's 1 and a traceback."""
+    code = "import sys\n\nraise KeyError('no such dtype')\n\n\ndef compile_it():\n    pass\n\n\ncompile_it()\n"
+    run = _run(with_check(code, ["x"], start=r"compile_it\(\)"), tmp_path)
+    assert run.returncode == EXIT_CANNOT_TEST, run.stdout + run.stderr
+    assert run.stdout.strip() == "other failure (cannot test): KeyError: 'no such dtype'" and "Traceback" not in \
+        run.stderr
+
+
+def test_parts_found_only_across_lines_still_exit_1_with_a_verdict(tmp_path):
+    """Every part in the output, the first on no single line (a message wrapped by the compiler): still the bug,
+    and a verdict line rather than a StopIteration (which Python would turn into exit 1 with a traceback)."""
+    run = _run(with_check(_fake("first half\nsecond half\n"), ["half\nsecond"], start=r"compile_it\(\)"), tmp_path)
+    assert run.returncode == EXIT_PRESENT and run.stdout.startswith("reproduced: "), run.stdout + run.stderr

@@ -1,15 +1,21 @@
-# Compiles for gfx942 as the Triton runtime would; no GPU needed. Hand-minimised from the fuzzer's reduced kernel.
+"""Compiles the kernel for gfx942 as the Triton runtime would."""
+import os
 import subprocess
 import sys
 
-try:
-    import triton
-    import triton.language as tl
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-except ImportError as exc:  # not the bug: this Python cannot run the reproducer
-    print("other failure (cannot test):", exc)
-    sys.exit(125)
+
+def cannot_test(kind, exc, tb):  # an exception outside the compile is not the bug: say what it was
+    print("other failure (cannot test):", f"{kind.__name__}: {exc}".strip().splitlines()[0][:300], flush=True)
+    os._exit(125)
+
+
+if "--child" not in sys.argv:  # the child's own failure is read from its output, below
+    sys.excepthook = cannot_test
+
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
 
 
 @triton.jit
@@ -46,7 +52,7 @@ if child.returncode == 0:
     print("not reproduced: the kernel compiled")
     sys.exit(0)
 if all(part in output for part in BUG):
-    print("reproduced:", next(line for line in output.splitlines() if BUG[0] in line).strip())
+    print("reproduced:", next((line for line in output.splitlines() if BUG[0] in line), BUG[0]).strip())
     sys.exit(1)
 lines = output.strip().splitlines() or [f"exit {child.returncode}"]
 errors = [line for line in lines if "error" in line.lower() or "Assertion" in line]
