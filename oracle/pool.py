@@ -153,6 +153,15 @@ class CompilePool:
     def discard(self, task):
         shutil.rmtree(task["task_dir"], ignore_errors=True)
 
+    def of(self, arch: str) -> "CompilePool":
+        """The pool whose workers take `arch`'s kernels: this one (see TargetPools)."""
+        return self
+
+    def has_room(self, arch: str, in_flight: int) -> bool:
+        """Whether a kernel for `arch` may be submitted with `in_flight` of the campaign's kernels for it pending:
+        a single pool takes every target's, and the campaign bounds the total itself."""
+        return True
+
     def close(self, cancel=False, wait: float = 30.0):
         """Stop the pool within `wait` seconds whatever its workers do. pebble's join() after stop() has no
         timeout, and a worker it has not terminated outlives the campaign: Python's exit joins every
@@ -167,6 +176,86 @@ class CompilePool:
                     shutil.move(str(log), kept / log.name)
                 self.worker_output["kept_in"] = str(kept)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+class TargetPools:
+    """One CompilePool per target, so that a worker process compiles for one target only.
+
+    Why: a compiler may keep process-wide state from the first kernel it lowers for one target and use it for
+    another target's. Triton 3.5 and 3.6 do: the fp8 conversion table of the AMD backend's FpToFp lowering is a
+    function-local `static` filled with the first compile's ISA family, so in a process that first lowered an fp8
+    cast for gfx942, gfx950 kernels decode fp8e4b8/fp8e5b16 with gfx942's conversion instructions (which gfx950
+    reads as the OCP formats: values 2x, NaN as -0) or trip an assertion (`v.size() == 4`), and gfx942 kernels
+    get gfx950's software converters the other way round. A worker that interleaved the two targets recorded
+    those as findings no repro could show: the repro runs the kernel alone, in a fresh process.
+
+    The same interface as CompilePool: `submit` sends a kernel to its target's pool; `of(arch)` is that pool."""
+
+    def __init__(self, targets, workers: int, timeout: float, env: dict | None = None, root: str | None = None,
+                 **kwargs):
+        targets = list(dict.fromkeys(targets))
+        self.root = Path(root or tempfile.mkdtemp(prefix="gfxhound-pool-"))
+        self.timeout = timeout
+        self.workers = split_workers(workers, len(targets))
+        self.pools = {arch: CompilePool(n, timeout, env, root=str(self.root / arch), **kwargs)
+                      for arch, n in zip(targets, self.workers)}
+        first = next(iter(self.pools.values()))
+        self.backend, self.llc, self.log_dir = first.backend, first.llc, first.log_dir
+        self.worker_output = {"lines": 0, "last": []}  # filled by close()
+
+    def of(self, arch: str) -> CompilePool:
+        return self.pools[arch]
+
+    def has_room(self, arch: str, in_flight: int) -> bool:
+        """A target's kernels wait in its own pool: at most twice its workers pending, so a slow target's queue
+        does not keep the other target's workers idle."""
+        return in_flight < 2 * self.pools[arch].settings["max_workers"]
+
+    def submit(self, spec_json: dict, caps_json: dict, arch: str, **kwargs):
+        return self.pools[arch].submit(spec_json, caps_json, arch, **kwargs)
+
+    def outcome(self, task, future) -> dict:
+        return next(iter(self.pools.values())).outcome(task, future)
+
+    def discard(self, task):
+        shutil.rmtree(task["task_dir"], ignore_errors=True)
+
+    def wait_ready(self, limit: float) -> float:
+        began = time.time()
+        for pool in self.pools.values():
+            pool.wait_ready(max(0.0, limit - (time.time() - began)))
+        return time.time() - began
+
+    def healthy(self) -> bool:
+        return all(pool.healthy() for pool in self.pools.values())
+
+    def restart(self):
+        """Every target's pool: the campaign submits again whatever was in flight (Campaign.restart)."""
+        for pool in self.pools.values():
+            pool.restart()
+
+    def close(self, cancel=False, wait: float = 30.0):
+        """All pools at once (each in its own thread): the time budget's promise holds for the whole."""
+        closers = [threading.Thread(target=pool.close, args=(cancel, wait), name="gfxhound-pool-close",
+                                    daemon=True) for pool in self.pools.values()]
+        for closer in closers:
+            closer.start()
+        for closer in closers:
+            closer.join(wait + 15)
+        lines, last = 0, []
+        for pool in self.pools.values():
+            lines += pool.worker_output["lines"]
+            last += pool.worker_output["last"]
+        self.worker_output = {"lines": lines, "last": last[-5:]}
+        kept = [pool.worker_output["kept_in"] for pool in self.pools.values() if "kept_in" in pool.worker_output]
+        if kept:
+            self.worker_output["kept_in"] = ", ".join(kept)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def split_workers(workers: int, parts: int) -> list:
+    """`workers` over `parts` pools as evenly as can be, at least one each."""
+    return [max(1, workers // parts + (i < workers % parts)) for i in range(parts)]
 
 
 def mark_ready(ready_dir: Path):

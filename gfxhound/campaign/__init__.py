@@ -13,7 +13,7 @@ from gfxhound.corpus_store import Corpus
 from gfxhound.fuzz.capabilities import Capabilities
 from gfxhound.fuzz.generate import spec_stream
 from gfxhound.budget import BudgetError, parse_budget  # noqa: F401 - the package's public names
-from gfxhound.oracle.pool import CompilePool
+from gfxhound.oracle.pool import CompilePool, TargetPools
 
 from .config import CampaignConfig, CampaignError  # noqa: F401
 from .probe import Probing
@@ -92,9 +92,14 @@ class Campaign(Probing, Recording):
         # what the workers import at start-up (oracle/pool.py): the task function's module (a partial's too)
         warm = {"gfxhound.oracle.compile_task", getattr(self.task_fn, "func", self.task_fn).__module__} \
             if self.task_fn else {"gfxhound.oracle.compile_task"}
-        pool = CompilePool(cfg.workers, cfg.timeout, env, llc=cfg.llc, warm=tuple(sorted(warm)),
-                           shared_cache=cfg.backend == "device", verbose=cfg.verbose,
-                           backend="emulate" if cfg.backend == "emulate" else None)
+        settings = dict(llc=cfg.llc, warm=tuple(sorted(warm)), shared_cache=cfg.backend == "device",
+                        verbose=cfg.verbose, backend="emulate" if cfg.backend == "emulate" else None)
+        if cfg.backend in ("compile", "emulate") and len(set(cfg.targets)) > 1:
+            # a worker compiles for one target only: a compiler's process-wide state from one target's kernels
+            # must not reach another's (oracle/pool.py TargetPools: Triton 3.5/3.6's fp8 conversion table)
+            pool = TargetPools(cfg.targets, cfg.workers, cfg.timeout, env, **settings)
+        else:
+            pool = CompilePool(cfg.workers, cfg.timeout, env, **settings)
         if cfg.backend == "device":
             from gfxhound.oracle.gpu_pool import GpuPool
             self.gpus = GpuPool(pool.root / "cache" / "shared", env, cfg.timeout, log_dir=pool.log_dir,
@@ -174,6 +179,12 @@ class Campaign(Probing, Recording):
             while len(self.in_flight) < cfg.workers * 2 and len(self.gpu_queue) < 8 and self.budget_left() and (
                     cfg.kernels is None or submitted < cfg.kernels):
                 arch, stream = streams[turn % len(streams)]
+                if not pool.has_room(arch, sum(item[1] == arch for item in self.in_flight)):
+                    # this target's workers have enough waiting (TargetPools): another target's turn, if any
+                    if not any(pool.has_room(a, sum(item[1] == a for item in self.in_flight)) for a, _ in streams):
+                        break
+                    turn += 1
+                    continue
                 turn += 1
                 spec = next(stream, None)
                 if spec is None:

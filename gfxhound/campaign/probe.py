@@ -36,9 +36,10 @@ class Probing:
                 self.caps[arch] = self.given_caps[arch]
                 self.toolchain = f"triton-{self.caps[arch].triton_version}"
                 continue
-            base = Capabilities.from_json(pool.pool.schedule(_introspect_task, args=(arch,), timeout=120).result())
+            workers = pool.of(arch).pool  # the target's own workers (oracle/pool.py TargetPools)
+            base = Capabilities.from_json(workers.schedule(_introspect_task, args=(arch,), timeout=120).result())
             if not self.toolchain_detail:  # what is under test: wheel, local build, custom AMD code generator
-                self.toolchain_detail = pool.pool.schedule(_toolchain_task, timeout=120).result()
+                self.toolchain_detail = workers.schedule(_toolchain_task, timeout=120).result()
                 self.corpus.write_toolchain(self.toolchain_detail)
             self.toolchain = self.toolchain_detail["id"]
             if not base.has("target"):

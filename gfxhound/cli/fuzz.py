@@ -40,7 +40,9 @@ def add_fuzz(sub):
                            "checks of the oracle, counted apart, never findings)")
     fuzz.add_argument("--budget", default="2m", help="duration (10m, 90s, 2h) or kernel count (5000)")
     fuzz.add_argument("--workers", type=positive(int, 1), default=os.cpu_count() or 1,
-                      help="compile (and CPU run) worker processes")
+                      help="compile (and CPU run) worker processes; with several --target archs (compile, emulate) "
+                           "they are split between the targets, at least one each: a worker compiles for one "
+                           "target only")
     fuzz.add_argument("--gpu-workers", type=positive(int, 1), default=1,
                       help="--backend device: launch workers per GPU (a launch is milliseconds amid CPU work)")
     fuzz.add_argument("--seed", type=int, default=0, help="the generator's seed: the same seed draws the same kernels")

@@ -14,6 +14,7 @@ import pprint
 from gfxhound.protocol import EXIT_ABSENT, EXIT_CANNOT_TEST, EXIT_PRESENT
 
 from ..judge import RUNTIME_FAULT_PATTERNS
+from .execute import _emulation
 
 TEMPLATE = '''#!/usr/bin/env python3
 """gfxhound repro {spec_hash}: {verdict} of {fn} ({file}), one launch, on {backend_text}.
@@ -44,6 +45,46 @@ ENV_KNOBS = {env}
 TIMEOUT_S = {timeout}
 FAULT = re.compile({fault!r})
 SOURCE = {source}  # {file}, as the campaign read it
+ARCH = {arch!r}
+ARGS = {args}  # the launch's arguments as the compiler specialises them (emulate: compiled for ARCH here)
+# the emulate backend's findings: gfxhound's CPU executor for AMD LLVM IR (module -> source, compressed) and the
+# compile helpers that build the kernel for ARCH without a GPU; None for other findings
+EMULATOR = {emulator!r}
+COMPAT = {compat!r}
+
+
+def emulated(kernel):
+    """The kernel compiled for ARCH and wrapped to launch on the embedded executor (every argument, in order)."""
+    import atexit
+    import base64
+    import json
+    import shutil
+    import zlib
+    root = tempfile.mkdtemp(prefix="gfxhound-emulator-")
+    atexit.register(shutil.rmtree, root, True)  # the unpacked executor goes when the script ends
+    os.makedirs(os.path.join(root, "gfxhound_emulate"))
+    for name, text in json.loads(zlib.decompress(base64.b64decode(EMULATOR))).items():
+        with open(os.path.join(root, "gfxhound_emulate", name + ".py"), "w") as f:
+            f.write(text)
+    open(os.path.join(root, "gfxhound_emulate", "__init__.py"), "w").close()
+    sys.path.insert(0, root)
+    from gfxhound_emulate.launch import EmulatedKernel
+    helpers = {{"__name__": "gfxhound_compat"}}
+    exec(COMPAT, helpers)
+    compiled = helpers["compile_for_amd"](kernel, ARGS, ARCH, OPTIONS, ENV_KNOBS)
+    with helpers["environment"](ENV_KNOBS):
+        signature = helpers["specialise"](ARGS)[0]
+    return EmulatedKernel(compiled, ARCH, [i for i, a in enumerate(ARGS) if signature[a["name"]] != "constexpr"])
+
+
+def mode_of(torch):
+    """interpret, emulate or gpu: what the finding's backend needs; an emulated finding runs on an AMD GPU when
+    there is one, on the embedded executor otherwise (never on another vendor's GPU: that is another compiler)."""
+    if BACKEND == "interpret":
+        return "interpret"
+    if EMULATOR is not None and not (torch.cuda.is_available() and getattr(torch.version, "hip", None)):
+        return "emulate"
+    return "gpu"
 
 
 def child():
@@ -51,7 +92,8 @@ def child():
     exec(compile(DATA_SRC, "user_data", "exec"), globals())
     import torch
     import triton
-    device = "cpu" if BACKEND == "interpret" else "cuda"
+    mode = mode_of(torch)
+    device = "cuda" if mode == "gpu" else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         print("gfxhound-cannot-test: no GPU here", file=sys.stderr)
         sys.exit(EXIT_CANNOT_TEST)
@@ -68,6 +110,13 @@ def child():
     kernel = getattr(module, USER["fn"])
     while type(kernel).__name__ in ("Autotuner", "Heuristics"):
         kernel = kernel.fn
+    launched = kernel
+    if mode == "emulate":
+        try:
+            launched = emulated(kernel)
+        except Exception as exc:  # noqa: BLE001 - no compile or no executor here: cannot test
+            print(f"gfxhound-cannot-test: emulation: {{type(exc).__name__}}: {{exc}}", file=sys.stderr)
+            sys.exit(EXIT_CANNOT_TEST)
     expected = expected_outputs(USER, getattr(module, USER["reference"])) if USER["reference"] else None
     tensors = {{k: v.to(device) for k, v in make_tensors(USER).items()}}
     values = [tensors[a["name"]] if a["kind"] == "tensor" else a["value"] for a in USER["args"]]
@@ -81,7 +130,7 @@ def child():
     os.environ.update({{k: str(v) for k, v in ENV_KNOBS.items()}})
     set_device_allocator(device)
     print("gfxhound-launching", flush=True)
-    kernel[tuple(USER["grid"])](*values, **options)
+    launched[tuple(USER["grid"])](*values, **options)
     if device != "cpu":
         torch.cuda.synchronize()
     if expected is None:
@@ -164,9 +213,11 @@ def render_user_repro(rendered, spec, execution: dict, timeout_s: int = 300) -> 
         exit_absent=EXIT_ABSENT, exit_present=EXIT_PRESENT, exit_cannot_test=EXIT_CANNOT_TEST,
         spec_hash=execution["spec_hash"], verdict=execution["verdict"], fn=spec.user["fn"], file=spec.user["file"],
         backend=execution["backend"], backend_text=f"a GPU ({execution['target']})" if device
+        else f"gfxhound's CPU executor ({execution['target']})" if execution["backend"] == "emulate"
         else "Triton's interpreter", toolchain=execution["toolchain"], message=message or "    (no message)",
         grid=tuple(spec.user["grid"]), options=", ".join(f"{k}={v}" for k, v in rendered.options.items()),
         summary=_summary(spec.user), needs_gpu=" and a GPU" if device else "", user=pprint.pformat(user, width=110),
         options_dict=repr(dict(rendered.options)), env=repr(dict(rendered.env)), timeout=int(timeout_s),
         fault="|".join(RUNTIME_FAULT_PATTERNS), source=repr(spec.user["source"]),
-        data_src=repr(inspect.getsource(user_data)))
+        data_src=repr(inspect.getsource(user_data)), args=pprint.pformat(list(rendered.args), width=110),
+        **_emulation(execution))

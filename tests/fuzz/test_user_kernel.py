@@ -2,6 +2,7 @@
 run in the interpreter against the user's reference, findings with repros that replay one launch."""
 import itertools
 import json
+import os
 import re
 import subprocess
 import sys
@@ -217,6 +218,32 @@ def test_wrong_kernel_is_one_finding_whose_repro_replays_it(gfxhound_bin, tmp_pa
     fixed = tmp_path / "fixed.py"  # the same launch of the corrected kernel: the repro says the bug is gone
     fixed.write_text(repro.read_text().replace(repr(WRONG)[1:-1], ""))
     got = subprocess.run([sys.executable, str(fixed)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert got.returncode == 0 and "bug absent" in got.stdout, got.stdout + got.stderr
+
+
+def test_an_emulated_finding_of_a_user_kernel_replays_on_the_cpu_executor(gfxhound_bin, tmp_path):
+    """An emulate campaign's wrong result in a kernel file: its repro compiles the launch for the finding's AMD
+    target and runs it on the embedded CPU executor, on this CPU-only machine (it used to ask for a GPU, and on an
+    NVIDIA machine ran NVIDIA's compile of the kernel instead, which has not the AMD bug: "bug absent")."""
+    path = write_kernel(tmp_path, WRONG)
+    proc = run_cli(gfxhound_bin, "fuzz", "--backend", "emulate", "--kernel", f"{path}::scaled_add",
+                   "--launch", LAUNCH, "--budget", "6", "--workers", "1", "--corpus", str(tmp_path / "c"),
+                   "--json", "--seed", "3")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["verdicts"].get("miscompile", 0) >= 1, proc.stdout[-2000:]
+    finding = next((tmp_path / "c").glob("*/finding.json"))
+    example = finding.parent / "examples" / json.loads(finding.read_text())["examples"][0]
+    repro = example / "repro.py"
+    assert "gfxhound's CPU executor (gfx942)" in repro.read_text()
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+    env["CUDA_VISIBLE_DEVICES"] = ""  # as on a machine without an AMD GPU, whatever this one has
+    got = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env=env)
+    assert got.returncode == 1 and "bug present" in got.stdout, got.stdout + got.stderr
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(repro.read_text().replace(repr(WRONG)[1:-1], ""))
+    got = subprocess.run([sys.executable, str(fixed)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env=env)
     assert got.returncode == 0 and "bug absent" in got.stdout, got.stdout + got.stderr
 
 
