@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from gfxhound.corpus_store.layout import REDUCED_LL
-from gfxhound.reduce.codegen import CodegenError, bundled_llvm, triton_codegen
+from gfxhound.codegen import CodegenError, bundled_llvm, triton_codegen
 from gfxhound.reduce.through import shows, what_it_shows
 
 COMPARE = "https://github.com/llvm/llvm-project/compare/{old}...{new}"

@@ -23,7 +23,7 @@ from gfxhound import procgroup
 from gfxhound.corpus_store.layout import REDUCE_LOG, REDUCE_RECORD, REDUCED_LL
 from gfxhound.compat import llc_command, llc_verify
 
-from .codegen import Codegen
+from gfxhound.codegen import Codegen
 
 TEST_SCRIPT = '''"""gfxhound interestingness test (written by gfxhound.reduce.llvm_ir): exit 0 = keep the candidate."""
 import sys

@@ -1,4 +1,4 @@
-"""LLVM IR reduction through a named code generator (reduce/codegen.py), keeping the bug's identity.
+"""LLVM IR reduction through a named code generator (gfxhound/codegen.py), keeping the bug's identity.
 
 Why: the code generator that has the bug is often not Debian's llc (Triton 3.9's pinned AMD code generator drops
 a wait that llc 22 keeps, FACTS.md), so `llvm-reduce`'s interestingness test must run that one. What a candidate
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .codegen import Codegen, Compiled
+from gfxhound.codegen import Codegen, Compiled
 
 if TYPE_CHECKING:
     from .llvm_ir import IrReduction

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from gfxhound import procgroup
 
-from .codegen import Codegen, Compiled, child_env
+from gfxhound.codegen import Codegen, Compiled, child_env
 
 SERVER = r'''
 import json, os, signal, socket, sys, time, traceback

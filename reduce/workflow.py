@@ -113,7 +113,7 @@ def reduce_through_codegen(corpus, finding, settings: Settings) -> Outcome:
     interpreter's: 3.9's pinned AMD code generator, or an older release's bundled LLVM), the identity kept."""
     import shlex
 
-    from .codegen import CodegenError, triton_codegen
+    from gfxhound.codegen import CodegenError, triton_codegen
     from .localise import LAYERS
     from .through import crash_property, memory_model_property, reduce_through
     example = _example_with(corpus, finding, "kernel.llir")

@@ -148,7 +148,7 @@ def _reduce_ll(args):
     import shlex
     import tempfile
 
-    from gfxhound.reduce.codegen import CodegenError, llc_codegen, triton_codegen
+    from gfxhound.codegen import CodegenError, llc_codegen, triton_codegen
     from gfxhound.reduce.llvm_ir import ReduceError
     from gfxhound.reduce.through import reduce_file
 

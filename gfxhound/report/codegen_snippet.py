@@ -32,7 +32,7 @@ def _call(recorded: dict) -> str:
 
 def _releases_call(recorded: dict, indent: str = "") -> list:
     """`asm = ...` from the LLVM IR text `ir`, with the call the installed Triton's `make_amdgcn` makes, whichever
-    release it is (read from each release's backends/amd/compiler.py; reduce/codegen.py tells the same calls):
+    release it is (read from each release's backends/amd/compiler.py; gfxhound/codegen.py tells the same calls):
     3.9 on, `compile_amdgpu` (its separately pinned AMD code generator); 3.4 to 3.8, `llvm.translate_to_asm` of the
     LLVM in libtriton, after `llvm.init_targets()`, with `amd.TARGET_TRIPLE`; 3.8's takes one more argument (False
     in make_amdgcn), read off its pybind signature (`inspect.signature` cannot read a pybind function). The

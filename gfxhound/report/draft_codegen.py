@@ -17,7 +17,7 @@ from pathlib import Path
 from gfxhound.corpus_store.layout import REDUCED_LL
 from gfxhound.oracle.repro.snippet import CHECK_TIMEOUT_S
 from gfxhound.protocol import PRESENT, outcome
-from gfxhound.reduce.codegen import CodegenError, llc_codegen, triton_codegen
+from gfxhound.codegen import CodegenError, llc_codegen, triton_codegen
 from gfxhound.reduce.through import shows, what_it_shows
 from gfxhound.report.codegen_snippet import SCRIPT, EXITS, codegen_script
 from gfxhound.report.draft_check import run_pasted

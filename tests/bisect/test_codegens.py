@@ -13,7 +13,7 @@ import triton
 
 from gfxhound.bisect.codegens import llvm_range, survey
 from gfxhound.corpus_store.layout import Reduction
-from gfxhound.reduce.codegen import triton_codegen
+from gfxhound.codegen import triton_codegen
 from gfxhound.reduce.through import memory_model_property
 
 ROOT = Path(__file__).resolve().parents[2]

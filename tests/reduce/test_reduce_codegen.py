@@ -1,4 +1,4 @@
-"""LLVM IR reduction through the code generator that has the bug (reduce/codegen.py, reduce/through.py): a real llc
+"""LLVM IR reduction through the code generator that has the bug (gfxhound/codegen.py, reduce/through.py): a real llc
 crash from tests/data/llvm reduced with `gfxhound reduce --ll`, and Triton 3.9's missing `s_waitcnt vmcnt(0)`
 before `buffer_inv` (FACTS.md) reduced through its pinned AMD code generator, which Debian's llc does not share.
 The call printed for each Triton release is checked against that release's own `make_amdgcn`."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gfxhound.reduce.codegen import Codegen, llc_codegen, triton_codegen
+from gfxhound.codegen import Codegen, llc_codegen, triton_codegen
 from gfxhound.reduce.through import failure_of, memory_model_keys
 from gfxhound.reduce.warm import Server, run
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gfxhound.oracle.memory_model import Violation
-from gfxhound.reduce.codegen import triton_codegen
+from gfxhound.codegen import triton_codegen
 from gfxhound.report.codegen_snippet import codegen_script
 
 ROOT = Path(__file__).resolve().parents[2]
