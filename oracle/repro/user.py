@@ -130,7 +130,18 @@ def child():
     os.environ.update({{k: str(v) for k, v in ENV_KNOBS.items()}})
     set_device_allocator(device)
     print("gfxhound-launching", flush=True)
-    launched[tuple(USER["grid"])](*values, **options)
+    try:
+        launched[tuple(USER["grid"])](*values, **options)
+    except Exception as exc:  # noqa: BLE001
+        name = type(exc).__name__
+        if mode == "emulate" and name in ("EmulatedFault", "EmulatedRace", "DeviceAssertion"):
+            kind = {{"EmulatedFault": "Memory access fault", "EmulatedRace": "LDS race"}}.get(name, "device-side assert")
+            print(f"{{kind}} (emulated): {{exc}}", flush=True)
+            sys.exit(1)
+        if mode == "emulate" and name == "NotModelled":
+            print(f"gfxhound-cannot-test: the executor does not model {{exc}}", file=sys.stderr)
+            sys.exit(EXIT_CANNOT_TEST)
+        raise
     if device != "cpu":
         torch.cuda.synchronize()
     if expected is None:
