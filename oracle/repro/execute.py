@@ -63,29 +63,7 @@ EMULATOR = {emulator!r}
 COMPAT = {compat!r}
 
 
-def emulated(kernel):
-    """The kernel compiled for ARCH and wrapped to launch on the embedded executor."""
-    import base64
-    import json
-    import zlib
-    import atexit
-    import shutil
-    root = tempfile.mkdtemp(prefix="gfxhound-emulator-")
-    atexit.register(shutil.rmtree, root, True)  # the unpacked executor goes when the script ends
-    os.makedirs(os.path.join(root, "gfxhound_emulate"))
-    for name, text in json.loads(zlib.decompress(base64.b64decode(EMULATOR))).items():
-        with open(os.path.join(root, "gfxhound_emulate", name + ".py"), "w") as f:
-            f.write(text)
-    open(os.path.join(root, "gfxhound_emulate", "__init__.py"), "w").close()
-    sys.path.insert(0, root)
-    from gfxhound_emulate.launch import EmulatedKernel
-    helpers = {{"__name__": "gfxhound_compat"}}
-    exec(COMPAT, helpers)
-    compiled = helpers["compile_for_amd"](kernel, ARGS, ARCH, OPTIONS, ENV_KNOBS)
-    with helpers["environment"](ENV_KNOBS):
-        signature = helpers["specialise"](ARGS)[0]
-    positional = [a for a in ARGS if a["kind"] != "constexpr"]
-    return EmulatedKernel(compiled, ARCH, [i for i, a in enumerate(positional) if signature[a["name"]] != "constexpr"])
+{emulated_fn}
 
 
 def mode_of(torch):
@@ -116,7 +94,7 @@ def child():
         kernel = module.kernel
         if mode == "emulate":
             try:
-                kernel = emulated(kernel)
+                kernel = emulated(kernel, [a for a in ARGS if a["kind"] != "constexpr"])
             except Exception as exc:  # noqa: BLE001 - no compile or no executor here: cannot test
                 print(f"gfxhound-cannot-test: emulation: {{type(exc).__name__}}: {{exc}}", file=sys.stderr)
                 sys.exit(EXIT_CANNOT_TEST)
@@ -280,10 +258,38 @@ def render_exec_repro(rendered, spec, inputs: dict, expected, execution: dict, t
                            fault="|".join(RUNTIME_FAULT_PATTERNS), **_emulation(execution))
 
 
+# one function in both repro templates (this one and oracle/repro/user.py's), inserted as text: format() does not
+# read the braces of a value it inserts
+EMULATED_FN = '''def emulated(kernel, launch_args):
+    """The kernel compiled for ARCH and wrapped to launch on the embedded executor; `launch_args`: the arguments
+    the launch passes, in order (the constexprs among them are not the compiled kernel's parameters)."""
+    import atexit
+    import base64
+    import json
+    import shutil
+    import zlib
+    root = tempfile.mkdtemp(prefix="gfxhound-emulator-")
+    atexit.register(shutil.rmtree, root, True)  # the unpacked executor goes when the script ends
+    os.makedirs(os.path.join(root, "gfxhound_emulate"))
+    for name, text in json.loads(zlib.decompress(base64.b64decode(EMULATOR))).items():
+        with open(os.path.join(root, "gfxhound_emulate", name + ".py"), "w") as f:
+            f.write(text)
+    open(os.path.join(root, "gfxhound_emulate", "__init__.py"), "w").close()
+    sys.path.insert(0, root)
+    from gfxhound_emulate.launch import EmulatedKernel
+    helpers = {"__name__": "gfxhound_compat"}
+    exec(COMPAT, helpers)
+    compiled = helpers["compile_for_amd"](kernel, ARGS, ARCH, OPTIONS, ENV_KNOBS)
+    with helpers["environment"](ENV_KNOBS):
+        signature = helpers["specialise"](ARGS)[0]
+    return EmulatedKernel(compiled, ARCH, [i for i, a in enumerate(launch_args) if signature[a["name"]] != "constexpr"])'''
+
+
 def _emulation(execution: dict) -> dict:
     """The template's emulation fields: the executor and compile helpers for an emulate finding, else None."""
     if execution.get("backend") != "emulate":
-        return {"arch": execution.get("target"), "emulator": None, "compat": None, "emulate_usage": ""}
+        return {"arch": execution.get("target"), "emulator": None, "compat": None, "emulate_usage": "",
+                "emulated_fn": EMULATED_FN}
     import json
 
     from gfxhound.embedded import SOURCES
@@ -293,7 +299,7 @@ def _emulation(execution: dict) -> dict:
     usage = ("\n       python repro.py --emulate     run gfxhound's CPU executor on the AMD LLVM IR (the default "
              "without an AMD GPU)\n       python repro.py --gpu         launch on this machine's GPU")
     return {"arch": execution["target"], "emulator": blob, "compat": SOURCES["llc_text"] + "\n" + SOURCES["compat"],
-            "emulate_usage": usage}
+            "emulate_usage": usage, "emulated_fn": EMULATED_FN}
 
 
 QUOTED = re.compile(r"\[(\d+)\] expected ([^\s,;]+)")

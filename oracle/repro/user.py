@@ -53,28 +53,7 @@ EMULATOR = {emulator!r}
 COMPAT = {compat!r}
 
 
-def emulated(kernel):
-    """The kernel compiled for ARCH and wrapped to launch on the embedded executor (every argument, in order)."""
-    import atexit
-    import base64
-    import json
-    import shutil
-    import zlib
-    root = tempfile.mkdtemp(prefix="gfxhound-emulator-")
-    atexit.register(shutil.rmtree, root, True)  # the unpacked executor goes when the script ends
-    os.makedirs(os.path.join(root, "gfxhound_emulate"))
-    for name, text in json.loads(zlib.decompress(base64.b64decode(EMULATOR))).items():
-        with open(os.path.join(root, "gfxhound_emulate", name + ".py"), "w") as f:
-            f.write(text)
-    open(os.path.join(root, "gfxhound_emulate", "__init__.py"), "w").close()
-    sys.path.insert(0, root)
-    from gfxhound_emulate.launch import EmulatedKernel
-    helpers = {{"__name__": "gfxhound_compat"}}
-    exec(COMPAT, helpers)
-    compiled = helpers["compile_for_amd"](kernel, ARGS, ARCH, OPTIONS, ENV_KNOBS)
-    with helpers["environment"](ENV_KNOBS):
-        signature = helpers["specialise"](ARGS)[0]
-    return EmulatedKernel(compiled, ARCH, [i for i, a in enumerate(ARGS) if signature[a["name"]] != "constexpr"])
+{emulated_fn}
 
 
 def mode_of(torch):
@@ -113,7 +92,7 @@ def child():
     launched = kernel
     if mode == "emulate":
         try:
-            launched = emulated(kernel)
+            launched = emulated(kernel, ARGS)
         except Exception as exc:  # noqa: BLE001 - no compile or no executor here: cannot test
             print(f"gfxhound-cannot-test: emulation: {{type(exc).__name__}}: {{exc}}", file=sys.stderr)
             sys.exit(EXIT_CANNOT_TEST)
