@@ -41,7 +41,7 @@ def test_a_short_nightly_run(tmp_path, old_python):
     old_gfxhound = str(Path(old_python).parent / "gfxhound")
     out, corpus = tmp_path / "nightly", tmp_path / "corpus"
     proc = subprocess.run([old_gfxhound, "nightly", "--targets", "gfx1100,gfx942", "--budget", "60", "--shards", "2",
-                           "--workers", "2", "--seed", "5", "--reproductions", "2", "--reduce-seconds", "60",
+                           "--workers", "2", "--seed", "5", "--reproductions", "2", "--reduce-seconds", "15",
                            "--no-bisect", "--perf-set", str(ROOT / "corpus" / "perfset"), "--previous-python",
                            sys.executable, "--out", str(out), "--corpus", str(corpus), "--date", "2026-11-22",
                            "--known", "none", "--json"], capture_output=True, text=True, timeout=1500)
