@@ -15,10 +15,11 @@ a_scale through its uses (casts, shifts, insert/extractelement, shufflevector, s
 whether it reaches an `fmul`, with the IR lines that show it. Controls: the fp8 side's b_scale in the same
 kernel, and a_scale with 32-element groups, where every loaded scale reaches an `fmul`.
 Exit 0 = every loaded scale is applied (right), 1 = a loaded a_scale value never reaches a multiply (the bug),
-125 = cannot test (before Triton 3.8.0 16-element groups are rejected at compile time; or the IR is not one the
-script can follow, or a control fails).
+125 = cannot test (before Triton 3.8.0 the kernel does not compile for gfx942; or the IR is not one the script can
+follow, or a control fails).
 """
 import re
+import subprocess
 import sys
 
 try:
@@ -93,7 +94,34 @@ def on_amd_gpu(fmt="e8m0"):
 
 # ---- without one: compile for gfx942 and follow the loaded scales through the LLVM IR -------------------------
 
+class CannotCompile(Exception):
+    pass
+
+
 def compile_llir(group):
+    """The kernel's gfx942 LLVM IR with `group`-element scale groups, compiled in a child process (an assertion in
+    the compiler ends only the child), or CannotCompile with the compiler's own words."""
+    child = subprocess.run([sys.executable, __file__, "--llir", str(group)], capture_output=True, text=True,
+                           timeout=600)
+    if child.returncode != 0:
+        raise CannotCompile(diagnostic(child.stderr) or f"the compile exited {child.returncode}")
+    return child.stdout
+
+
+def diagnostic(stderr):
+    """What a failed compile says, without a release's paths or line numbers: an assertion (with the function and
+    file it is in), else an LLVM error, else an MLIR error, else the last line (a CompilationError's message)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in lines:
+        found = re.search(r"/(\w+\.cpp):\d+: .*?([\w:~]+)\(.*: Assertion `(.*)' failed", line)
+        if found:
+            return f"Assertion `{found.group(3)}` failed in {found.group(2).split('::')[-1]} ({found.group(1)})"
+    errors = [line for line in lines if line.startswith("LLVM ERROR: ")] + [
+        line.split("error: ", 1)[1] for line in lines if "error: " in line and "Failures have been detected" not in line]
+    return (errors or lines[-1:] or [""])[0][:300]
+
+
+def llir(group):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     signature = {"a": "*u8", "a_scale": "*u8", "b": "*fp8e4nv", "b_scale": "*u8", "out": "*fp32",
@@ -223,9 +251,8 @@ def column(found):
 def statically():
     try:
         llir16 = compile_llir(16)
-    except Exception as exc:  # noqa: BLE001 - before 3.8.0: "lhs_scale must be a tensor of shape [..., 16, 1]"
-        print(f"cannot test: triton {triton.__version__} rejects the kernel for gfx942: "
-              f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:200]}")
+    except CannotCompile as exc:  # before 3.8.0 (3.6.0, 3.7.1: "lhs_scale must be a tensor of shape [..., 16, 1]")
+        print(f"cannot test: this Triton does not compile the kernel for gfx942: {exc}")
         return 125
     try:
         fp4, fp8, fp4_32 = analyse(llir16, 1), analyse(llir16, 3), analyse(compile_llir(32), 1)
@@ -263,6 +290,9 @@ def main():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--llir"]:  # the child compile_llir starts
+        sys.stdout.write(llir(int(sys.argv[2])))
+        sys.exit(0)
     try:
         sys.exit(main())
     except Exception as exc:  # noqa: BLE001 - anything but the described failure is not the bug: one line, 125

@@ -13,8 +13,9 @@ Expected: the TTGIR loads `x`, `x_scale` and `y` (3 loads) and multiplies `x` by
 
 On an AMD GPU (with a ROCm build of torch) the script runs the kernel and checks every element. Without one it
 needs only triton: it compiles the kernel for gfx90a, gfx942, gfx950 and gfx1250 (or the targets given as
-arguments, e.g. `python minimal.py gfx1100 gfx1201`) and counts the loads in the TTGIR: three when the scale is
-read, two when it is dropped. Exit 1 = the scale is dropped (on a target named), 0 = it is applied on every target
+arguments, e.g. `python minimal.py gfx1100 gfx1201`) and reads the TTGIR: three loads and an `arith.mulf` (the
+kernel's only float multiply: x times the broadcast scale) when the scale is applied, two loads and no multiply when
+it is dropped. Exit 1 = the scale is dropped (on a target named), 0 = it is loaded and multiplied in on every target
 that compiles the kernel, 125 = cannot test (no target compiles it, or anything else goes wrong).
 """
 import re
@@ -74,8 +75,12 @@ def statically(arch):
                   if "error: " in line and "Failures have been detected" not in line]
         return 125, f"{arch}: cannot test: {(errors or lines[-1:] or [f'exit {child.returncode}'])[0].strip()[:200]}"
     loads = len(re.findall(r"= (?:tt\.load|amdgpu?\.buffer_load) ", child.stdout))
+    multiplies = len(re.findall(r"= arith\.mulf ", child.stdout))  # the kernel has no float multiply of its own
+    if loads == 3 and multiplies:
+        return 0, (f"{arch}: the TTGIR loads x, x_scale and y (3 loads) and multiplies x by the scale (arith.mulf) "
+                   "before the dot")
     if loads == 3:
-        return 0, f"{arch}: the TTGIR loads x, x_scale and y (3 loads): the scale reaches the dot"
+        return 125, f"{arch}: cannot test: the TTGIR loads the scale but has no arith.mulf: this script cannot tell"
     return 1 if loads == 2 else 125, (f"{arch}: the TTGIR has {loads} loads, 3 expected: the scale is never loaded, "
                                       f"so every element would be x @ y = {float(K)} where {2.0 * K} is expected")
 
@@ -102,7 +107,7 @@ def main():
         print(f"bug present: the scale is dropped for {', '.join(dropped)}")
         return 1
     if 0 in results:
-        print("not reproduced: every target that compiles the kernel reads the scale")
+        print("not reproduced: every target that compiles the kernel loads the scale and multiplies x by it")
         return 0
     print(f"cannot test: no target compiles the kernel ({said[0].replace(': cannot test', '')})")
     return 125

@@ -13,17 +13,20 @@ import math
 import re
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from gfxhound.corpus_store.layout import PROBE_FILE, TABLE_FILE
 from gfxhound.oracle.cast_fold import stored_code
 from gfxhound.oracle.cast_sweep import warp_size
-from gfxhound.oracle.cast_table import TL, WIDTH, Probe, bits_of, code_value, describe_code, exact_in, kernel_source, literal, pointer_type
+from gfxhound.oracle.cast_table import TL, WIDTH, Probe, bits_of, code_value, describe_code, exact_in, expected_code, \
+    kernel_source, literal, pointer_type
 from gfxhound.protocol import describe
 from gfxhound.oracle.repro.snippet import CHECK_TIMEOUT_S
-from gfxhound.report.draft_parts import BANNER, TRITON, Draft, bisection, cause, environment, related, run_tool, \
-    said_at, setup
+from gfxhound.report.draft_parts import BANNER, TRITON, Draft, bisection_section, cause, environment, related, \
+    run_tool, setup
 from gfxhound.report.draft_prose import by_hand as docstring_parts
+from gfxhound.report.draft_text import actual
 
 TORCH_NAME = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp8e5": "float8_e5m2",
               "fp8e4nv": "float8_e4m3fn", "fp8e5b16": "float8_e5m2fnuz", "fp8e4b8": "float8_e4m3fnuz"}
@@ -76,10 +79,9 @@ print("expected:", hex(expected.view(torch.{INT_VIEW[bits]}).item(){mask}), "=",
 '''
 
 
-def _table(rows: list, dst: str, first: float, constant: bool, lead: str) -> "tuple[str, list]":
-    """A short Markdown table of wrong codes (the shown value, zeros and NaNs, the extremes, then a spread), one row
-    per value with the targets it was seen on, led by a sentence that says how many of the wrong values it shows
-    (a "(16 more not shown)" under a table reads as output cut short); and the targets."""
+def _pick(rows: list, first: float) -> "tuple[list, dict]":
+    """The wrong values a short table shows (the shown value, zeros and NaNs, the extremes, then a spread), as
+    (value, stored, expected) keys in order of magnitude, and {key: the targets it was seen on}."""
     by_value = {}
     for row in rows:
         key = (row["value"], row["stored"], row["expected"])
@@ -91,16 +93,81 @@ def _table(rows: list, dst: str, first: float, constant: bool, lead: str) -> "tu
     step = max(1, len(ends) // (room + 1)) if ends else 1
     picked = list(dict.fromkeys(special + ends[:1] + ends[-1:] + ends[step::step][:room] + keys))[:MAX_ROWS]
     picked.sort(key=keys.index)
+    return picked, by_value
+
+
+def _table(picked: list, by_value: dict, dst: str, constant: bool, lead: str) -> str:
+    """A short Markdown table of wrong codes led by a sentence that says where they come from. No count of the
+    values not shown: the reader never sees that list (a cold review asked what "6 of the 22" counted), and no
+    targets column unless the rows differ in their targets ("every target checked" in each row said nothing)."""
     targets = sorted({t for ts in by_value.values() for t in ts})
-    lines = [(f"{len(picked)} of the {len(keys)} wrong values" if len(keys) > len(picked) else
-              f"The {len(keys)} wrong value{'s' if len(keys) > 1 else ''}") + f", {lead}", "",
-             "| value | stored | expected | targets |", "|---|---|---|---|"]
+    per_row = any(by_value[k] != set(targets) for k in picked)
+    lines = [lead, "", "| value | stored | expected |" + (" targets |" if per_row else ""),
+             "|---|---|---|" + ("---|" if per_row else "")]
     for value, stored, expected in picked:
-        seen = by_value[(value, stored, expected)]
         shown = literal(dst, value) if constant else repr(value)
-        lines.append(f"| {shown} | {describe_code(dst, stored)} | {describe_code(dst, expected)} | "
-                     f"{'every target checked' if set(seen) == set(targets) else ', '.join(sorted(seen))} |")
-    return "\n".join(lines), targets
+        lines.append(f"| {shown} | {describe_code(dst, stored)} | {describe_code(dst, expected)} |"
+                     + (f" {', '.join(sorted(by_value[(value, stored, expected)]))} |" if per_row else ""))
+    return "\n".join(lines)
+
+
+def _values_node(code: str) -> "ast.Assign | None":
+    """The reproducer's module-level `VALUES = (...)`: the values it checks, which a reader can change."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    return next((n for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1 and
+                 getattr(n.targets[0], "id", "") == "VALUES" and isinstance(n.value, (ast.Tuple, ast.List))), None)
+
+
+def _number(node) -> float:
+    """A number as a reproducer writes it (3e-7, -1.5, 2**-17): arithmetic on literals only."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return -_number(node.operand) if isinstance(node.op, ast.USub) else _number(node.operand)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Pow, ast.Mult, ast.Div)):
+        a, b = _number(node.left), _number(node.right)
+        return a ** b if isinstance(node.op, ast.Pow) else a * b if isinstance(node.op, ast.Mult) else a / b
+    raise ValueError(f"not a number: {ast.unparse(node)}")
+
+
+def checked_by_values(code: str, rows: list, probe: Probe, python: str, timeout: float, env) -> "tuple | None":
+    """More wrong values, each checked by the reproducer as pasted with its `VALUES` set to them: (the table's
+    keys it prints as wrong with the same codes, by_value, the `VALUES = ...` line), or None where the reproducer
+    has no VALUES to change or fails to run. A value the reproducer already checks is not repeated; a row whose
+    line does not say wrong with both codes is left out (the table says only what the run showed)."""
+    node = _values_node(code)
+    if node is None or probe.kind != "constant":
+        return None
+    try:
+        own = {expected_code(replace(probe, value=_number(v))) for v in node.value.elts}
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+    others = [r for r in rows if r["expected"] not in own]
+    if not others:
+        return None
+    picked, by_value = _pick(others, probe.value)
+    literals = [literal(probe.dst, value) for value, _, _ in picked]
+    line = f"VALUES = ({', '.join(literals)}{',' if len(literals) == 1 else ''})"
+    lines = code.splitlines()
+    changed = "\n".join(lines[:node.lineno - 1] + [line] + lines[node.end_lineno:]) + "\n"
+    rc, out = _run(changed, python, timeout, env)
+    if rc != 1:
+        return None
+    digits = WIDTH[probe.dst] // 4
+    shown = []
+    for (value, stored, expected), text in zip(picked, literals):
+        said = [x for x in out.splitlines() if re.search(rf"(?<![\w.]){re.escape(text)}(?![\w.])", x)]
+        if said and all(re.search(r"\bwrong\b", x, re.I) and f"0x{stored:0{digits}x}" in x.lower() and
+                        f"0x{expected:0{digits}x}" in x.lower() for x in said):
+            shown.append((value, stored, expected))
+    if not shown:
+        return None
+    if len(shown) < len(picked):  # the line as the table shows it: only the values it checked
+        line = f"VALUES = ({', '.join(literal(probe.dst, v) for v, _, _ in shown)}{',' if len(shown) == 1 else ''})"
+    return shown, by_value, line
 
 
 def _run(code: str, python: str, timeout: float, env) -> "tuple[int, str]":
@@ -144,10 +211,21 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
                  f"{': ' + last[0][:200] if last else ''}; the generated probe: {compared}")
     ttir = re.search(r"^ttir: (.*)$", out, re.M)
     front_end = probe.kind == "constant" and bool(ttir) and _ttir_wrong(ttir.group(1), probe)
-    table, targets = _table(rows, probe.dst, probe.value, probe.kind == "constant", (
-        "with the code stored and the code expected (the value rounded to nearest, ties to even):" if probe.kind ==
-        "constant" else "converted, with the code stored and the code expected (the format's exact code; ties to even "
-        "for `rtne`, toward zero for `rtz`; any NaN code for a NaN):"))
+    expected_rule = ("the value rounded to nearest, ties to even" if probe.kind == "constant" else
+                     "the format's exact code; ties to even for `rtne`, toward zero for `rtz`; any NaN code for a NaN")
+    targets = sorted({r["target"] for r in rows})
+    checked_values = checked_by_values(code, rows, probe, python, timeout, env) \
+        if minimal.exists() else None
+    if checked_values:  # every row is one the reproducer above printed as wrong, with these codes
+        picked, by_value, line = checked_values
+        table = _table(picked, by_value, probe.dst, probe.kind == "constant", (
+            f"Each checked with the reproducer above, its `VALUES` line changed to `{line}`: it prints every one of "
+            f"them as wrong, with the codes below, and exits 1 (expected: {expected_rule})."))
+    else:  # the fuzzer's own compiles, which the reader cannot rerun as they are: said so
+        picked, by_value = _pick(rows, probe.value)
+        table = _table(picked, by_value, probe.dst, probe.kind == "constant", (
+            f"Other wrong values from the fuzzer's compiles (not rerun with the reproducer above), with the code "
+            f"stored and the code expected ({expected_rule}):"))
     value = literal(probe.dst, probe.value) if probe.kind == "constant" else repr(probe.value)
     what = (f"`x.to({TL[probe.dst]}, fp_downcast_rounding=\"{probe.rounding}\")` from {TL[probe.src]}"
             if probe.kind == "cast" else f"`tl.full([64], {value}, {TL[probe.dst]})`")
@@ -164,11 +242,12 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
               "; ".join(f"{t}: {w} of {n} values" for t, (w, n) in per.items())) or f"{len(rows)} values"
     if front_end:
         summary = (f"{what} is already wrong in the Triton IR the front end emits, before any backend runs; the "
-                   f"same constant then reaches the compiled code for every target ({counts} wrong, below).")
+                   f"same constant then reaches the compiled code for every target (the fuzzer's sweep found "
+                   f"{counts} wrong; examples below).")
     else:
         summary = (f"{what} compiles, for every AMD target it was tried on, to stores of codes that are not the "
-                   f"value's ({counts} wrong, below). The code comes from the AMD lowering of `tt.fp_to_fp`; "
-                   "LLVM folds it to the literal in the store.")
+                   f"value's (the fuzzer's sweep found {counts} wrong; examples below). The code comes from the AMD "
+                   "lowering of `tt.fp_to_fp`; LLVM folds it to the literal in the store.")
     summary += " Nothing here needs a GPU: the reproducer only compiles."
     expected_text = (f"Expected: {describe_code(probe.dst, want)} for {value}." if want is not None
                      else "Expected: the value's code.")
@@ -176,7 +255,6 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
         title, summary, expected_text = hand.title, hand.summary, hand.expected or expected_text
     version = (env or {}).get("GFXHOUND_CHECKED_WITH", "").removeprefix("triton ")
     records = corpus.bisections(finding.signature)
-    said = said_at(records, {"snippet.py": code}, [python, "snippet.py"], env, CHECK_TIMEOUT_S + 60)
     checked = ("Targets: target-independent (the constant is wrong in the Triton IR, before any backend); the "
                f"compiled code was checked for {', '.join(targets)}") if front_end else \
         f"Targets checked: {', '.join(targets)}"
@@ -190,10 +268,11 @@ def cast_draft(corpus, finding, python: str = sys.executable, timeout: float = 6
         + "\n```",
         f"<!-- checked before this draft was written: {check} -->" if reproduced else
         f"**Did not reproduce when this draft was written ({check}): check by hand.**", "",
-        "## Expected vs actual", expected_text, "", f"Actual:\n```\n{shown_out.strip()[-1500:]}\n```", "",
-        "## Wrong codes", table, "",
+        "## Expected vs actual", expected_text, "", actual(shown_out, "python snippet.py"), "",
+        "## More values", table, "",
         *cause(corpus, finding),
-        "## Bisection", bisection(records, said), "",
+        "## Bisection", bisection_section(records, ({"snippet.py": code}, [python, "snippet.py"]), env,
+                                          CHECK_TIMEOUT_S + 60), "",
         "## Environment", environment(corpus, finding, [
             f"Python {sys.version.split()[0]}, {sys.platform}{torch}; no GPU",
             "Not yet checked on Triton's main branch", *related(corpus, finding)], checked), "",

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import re
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from gfxhound.corpus_store.layout import REDUCED_LL
 from gfxhound.oracle.repro.snippet import CHECK_TIMEOUT_S
 from gfxhound.protocol import PRESENT, outcome
-from gfxhound.codegen import CodegenError, llc_codegen, triton_codegen
+from gfxhound.codegen import CodegenError, llc_codegen, llc_version, triton_codegen
 from gfxhound.reduce.through import shows, what_it_shows
 from gfxhound.report.codegen_snippet import SCRIPT, EXITS, codegen_script
 from gfxhound.report.draft_check import run_pasted
-from gfxhound.report.draft_parts import BANNER, LLVM, NOT_BISECTED, Draft, cause, reduced_ir_text, related
-from gfxhound.report.draft_text import headline, kernel_body, tail
+from gfxhound.report.draft_parts import BANNER, LLVM, NOT_BISECTED, Draft, cause, reduced_ir_text, related, \
+    run_tool
+from gfxhound.report.draft_text import actual, headline, kernel_body, tail
 
 TABLE_TITLES = {"gfx942": "Memory Model GFX942", "gfx90a": "Memory Model GFX90A"}
 
@@ -93,6 +95,8 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
                 also.append(target)
         plain = llc_codegen(llc, ["-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-O3"]) if llc else None
         plain_run, plain_shows = trial.run(plain, ll, "llc.ll") if plain else (None, None)
+        triple_text = _generic_triple(trial, codegen, ll, llc, _violation(finding, compiled, arch, ll, memory)) \
+            if reproduced else ""
     shown = what_it_shows(prop, compiled, ll)
     parts = (_memory_parts if memory else _crash_parts)(finding, compiled, arch, ll)
     targets = "/".join([arch, *also])
@@ -115,7 +119,7 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
         f"generator (`compile_amdgpu`) on the test case saved as `{REDUCED_LL}`, prints the assembly and checks it "
         "(with Triton 3.4 to 3.8 it makes that release's call, `llvm.translate_to_asm` of the LLVM it bundles, so "
         "the same script tests a release without the fault). The output below is that call's.",
-        f"```python\n{script.rstrip()}\n```", "",
+        f"```python\n{script.rstrip()}\n```", *([triple_text, ""] if triple_text else [""]),
         "## Command",
         f"Set-up, a virtual environment with that Triton: `python -m venv venv && . venv/bin/activate && pip install "
         f"triton=={version}`; the test case above saved as `{REDUCED_LL}` and the script above saved as `{SCRIPT}`.",
@@ -123,7 +127,7 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
         f"<!-- checked before this draft was written: {said} -->" if reproduced else
         f"**Did not reproduce when this draft was written ({said}): check by hand.**",
         "",
-        "## Output", f"```{parts['lang']}\n{parts['output']}\n```", "",
+        "## Output", *_output(parts, checked), "",
         "## Expected", parts["expected"], "",
         *(_llc_section(plain, plain_run, plain_shows, arch, memory) if plain else []),
         *cause(corpus, finding),
@@ -144,6 +148,11 @@ def through_triton(corpus, finding, python, timeout, llc) -> Draft:
     title = f"[AMDGPU] {targets}: {parts['title']}"
     return Draft(LLVM, title, "\n".join(body), reproduced, f"with {codegen.name}: {shown}; {said}",
                  {REDUCED_LL: ll, SCRIPT: script})
+
+
+def _violation(finding, compiled, arch, ll, memory):
+    """The first memory-model violation in the compiled code, or None (a crash, or none found)."""
+    return _memory_parts(finding, compiled, arch, ll).get("violation") if memory else None
 
 
 def _needs_text(lines: list) -> str:
@@ -191,10 +200,74 @@ def _crash_parts(finding, compiled, arch, ll) -> dict:
 def _llc_section(plain, run, present, arch, memory) -> list:
     verdict = {True: "shows the same fault", False: "does not show it"}.get(present, "cannot test it")
     lines = ["## With an LLVM release",
-             f"`llc -mtriple=amdgcn-amd-amdhsa -mcpu={arch} -O3 {REDUCED_LL} -o -` with {plain.name} {verdict}."]
+             f"`llc -mtriple=amdgcn-amd-amdhsa -mcpu={arch} -O3 {REDUCED_LL} -o -` with {plain.name} {verdict}"
+             + ("; the kernel's instructions and labels it prints (abridged as above):" if memory and
+                run.status == "ok" else ".")]
     if memory and run.status == "ok":
         lines.append(f"```asm\n{kernel_body(run.asm)}\n```")
     return lines + [""]
+
+
+GENERIC_TRIPLE = "amdgcn-amd-amdhsa"
+
+
+def _generic_triple(trial, codegen, ll: str, llc: str, violation=None) -> str:
+    """Whether the fault also shows with the triple an LLVM developer reaches for first, `amdgcn-amd-amdhsa`, in
+    the file and as the call's triple: a sentence, or "" where the test case already has it or it does not show.
+    Why: Triton 3.9 passes a subarch triple (`amdgpu9.42-amd-amdhsa`) that LLVM 22's llc rejects; a reader of the
+    test case would otherwise swap the triple and wonder whether the fault depends on it (a cold review checked
+    it by hand). Measured here: the same call with that triple, and this machine's llc on the file as it is."""
+    triple = codegen.extra.get("triple", "")
+    if not triple or triple == GENERIC_TRIPLE or f'"{triple}"' not in codegen.code:
+        return ""
+    generic = replace(codegen, code=codegen.code.replace(f'"{triple}"', f'"{GENERIC_TRIPLE}"'),
+                      extra=dict(codegen.extra, triple=GENERIC_TRIPLE))
+    _, shows_it = trial.run(generic, _with_triple(ll, GENERIC_TRIPLE), "generic.ll")
+    if not shows_it:
+        return ""
+    _, printed, _ = run_tool(generic.command("generic.ll"), trial.folder, trial.timeout)  # its warnings too
+    warned = re.search(r"warning: (codegen with no subarch in the target triple is deprecated)", printed or "")
+    said = ""
+    if llc:  # the test case as it is, its own triple, no -mtriple: what the reader's llc says of it
+        (trial.folder / "as-is.ll").write_text(ll)
+        _, out, _ = run_tool([llc, f"-mcpu={codegen.arch}", "-O3", "as-is.ll", "-o", "-"], trial.folder,
+                             trial.timeout)
+        error = re.search(r"error: (unable to get target for '[^']+')", out or "")
+        try:
+            name = f"llc ({llc_version(llc)})"
+        except CodegenError:
+            name = "llc"
+        said = f"; {name} rejects it (`{error.group(1)}`)" if error else ""
+    fault = "the same fault"
+    if violation is not None:
+        wait, _, before = violation.missing.partition(" before ")
+        fault = f"the same fault (no `{wait}` between `{violation.instruction.split()[0]}` and `{before}`)"
+    return (f"The test case keeps the triple Triton passes{said}. With `{GENERIC_TRIPLE}` instead, as `target "
+            f"triple = \"{GENERIC_TRIPLE}\"` in `{REDUCED_LL}` and in place of `\"{triple}\"` in the call above, the "
+            f"same code generator shows {fault}" + (f"; it warns that {warned.group(1)}" if warned else "") + ".")
+
+
+def _output(parts: dict, checked) -> list:
+    """The Output section: the lead and block of what `python codegen.py reduced.ll` printed (`checked`). For a
+    memory-model fault, the kernel's instructions and labels and the script's verdict, and the lead says what is
+    left out (the assembler's directives and metadata, some 200 lines); for a crash, draft_text.actual's rule."""
+    printed = f"{checked.stdout.rstrip()}"
+    if parts["lang"] != "asm" or not printed:
+        return [actual(f"{checked.stderr.rstrip()}\n{printed}", f"python {SCRIPT} {REDUCED_LL}", lead="Output")]
+    lines = printed.splitlines()
+    verdict = checked.verdict
+    listing = lines[:-1] if lines and lines[-1].strip() == verdict else lines
+    body = kernel_body("\n".join(listing)).splitlines()
+    label = next((i for i, line in enumerate(listing) if body and line.split(";")[0].rstrip() == body[0]), 0)
+    end = next((i for i, line in enumerate(listing) if line.split(";")[0].strip() == "s_endpgm"), len(listing) - 1)
+    before, after = label, len(listing) - end - 1
+    note = (f"abridged: the kernel's instructions and labels, from `{body[0] if body else ''}` to `s_endpgm`, "
+            "without the assembler's directives and `;` comments; "
+            + " and ".join(x for x in (f"{before} lines before them" if before else "",
+                                       f"{after} lines of directives and metadata after them" if after else "") if x)
+            + (" omitted, each at a `...`" if before and after else " omitted, at the `...`"))
+    block = (["..."] if before else []) + body + (["..."] if after else []) + ([verdict] if verdict else [])
+    return [f"Output (`python {SCRIPT} {REDUCED_LL}`; {note}):", "```asm\n" + "\n".join(block) + "\n```"]
 
 
 def _last_good(corpus, finding) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from gfxhound.corpus_store.layout import REDUCED_LL
 from gfxhound.report.draft_codegen import through_triton
 from gfxhound.report.draft_parts import BANNER, LLVM, Draft, bisection, related, run_tool
-from gfxhound.report.draft_text import headline, tail as _tail
+from gfxhound.report.draft_text import actual, headline
 from gfxhound.signature import normalise
 
 
@@ -73,7 +73,7 @@ def _by_llc(corpus, finding, timeout) -> Draft:
         f"```sh\n{shown}\n```",
         f"<!-- checked before this draft was written: {check} -->" if reproduced else
         f"**Did not reproduce when this draft was written ({check}): check by hand.**", "",
-        "## Output", f"```\n{_tail(out, 30)}\n```", "",
+        "## Output", actual(out, shown, lead="Output"), "",
         "## Bisection", bisection(corpus.bisections(finding.signature)), "",
         "## Environment",
         f"- llc: {('LLVM ' + llvm_version.group(1)) if llvm_version else 'unknown'} "

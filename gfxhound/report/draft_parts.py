@@ -18,8 +18,9 @@ from gfxhound.protocol import EXIT_CANNOT_TEST
 from gfxhound.report.draft_text import headline
 
 TRITON, LLVM = "triton-lang/triton", "llvm/llvm-project"
-NOT_BISECTED = ("**Not bisected** yet over Triton releases (or LLVM releases, for an llc crash): a maintainer asks "
-                "since when first.")
+# where no release but the one named under Environment could be run: what was done, not what a maintainer asks (a
+# cold review read the earlier "a maintainer asks since when first" as template text)
+NOT_BISECTED = "Not bisected: the reproducer was run only with the release named under Environment."
 # no finding id: a hidden comment stays in the issue's source (upstream_lint.py); the draft's folder names it
 BANNER = ("<!-- Draft for a person to review: not filed, and not yet verified on upstream's main branch. Written "
           "by gfxhound, an automated fuzzer; check it reproduces on a current build and edit freely before filing. "
@@ -84,6 +85,7 @@ def bisection(newest_first: "list[dict]", said: "dict | None" = None) -> str:
         return NOT_BISECTED
     out = []
     for r in records:
+        first_can = None
         verb = "first release with the bug" if r.get("mode") == "regression" else "first release without the bug"
         if r.get("kind") == "commits":
             c = r["culprit"]
@@ -105,6 +107,9 @@ def bisection(newest_first: "list[dict]", said: "dict | None" = None) -> str:
                            + (f"({r['testable'][0]} to {r['testable'][1]})" if r["testable"][0] != r["testable"][1]
                               else f"(only {r['testable'][0]} can test it)")
                            + ".")
+                older = [m for m in r.get("ends_moved", []) if m.get("end") == "old"]
+                if triton and older and r["verdict"].startswith("present") and r["testable"][0] != r["candidates"][0]:
+                    first_can = r["testable"][0]  # said after the releases that cannot show it, below
             else:
                 between = r.get("untested_between") or []
                 shown = triton and between and all(v in said for v in between)  # said below, release by release
@@ -125,6 +130,71 @@ def bisection(newest_first: "list[dict]", said: "dict | None" = None) -> str:
                 else:
                     out += [f"  - {_joined(vs)} cannot show the bug: {why}."
                             for why, vs in _by_detail(m["why"]).items()]
+            if first_can:
+                out.append(f"  - So {first_can} is the first release where it can show.")
+    return "\n".join(out)
+
+
+def bisection_section(records: list, runs: "tuple | None", env: "dict | None", timeout: float) -> str:
+    """The Bisection section: the finding's bisection records (bisection), else, where there is none, what the
+    reproducer as pasted (`runs`: ({name: text}, argv)) says at every Triton release whose venv is at hand
+    (measured_at_releases), else NOT_BISECTED. Why the fallback: a draft with no record said "Not bisected ...: a
+    maintainer asks since when first" while its Cause named the releases it had been run at (0df07642)."""
+    if records:
+        return bisection(records, said_at(records, *runs, env, timeout) if runs else {})
+    said = measured_at_releases(*runs, env, timeout) if runs else {}
+    return measured_text(said) if len(said) > 1 else NOT_BISECTED
+
+
+def measured_at_releases(files: dict, argv: list, env: "dict | None", timeout: float) -> dict:
+    """{release: (exit code, its last line)} of the reproducer as pasted at every Triton release whose venv is at
+    hand (oldest first), each run with that release's interpreter in place of argv[0]. Builds no venv."""
+    from gfxhound.report.draft_check import run_pasted
+    out = {}
+    for version, python in cached_releases().items():
+        ran = run_pasted(files, [python, *argv[1:]], timeout, env)
+        last = ran.verdict or next((x.strip() for x in reversed(ran.stderr.splitlines()) if x.strip()), "")
+        out[version] = (ran.rc, last)
+    return out
+
+
+def measured_text(said: dict) -> str:
+    """What the reproducer as pasted did at each release (measured_at_releases), in plain words: the releases that
+    said the same, in order, one line each, then what follows from them: the first release with the bug after
+    one without it ("(last good: V)", which the sandbox runs too), or the first where it can show after releases
+    that cannot test it."""
+    releases = list(said)
+    runs = []  # [(what, [releases])], consecutive releases that said the same
+    for release in releases:
+        rc, line = said[release]
+        what = (rc, _reason(line) if rc == EXIT_CANNOT_TEST else "")
+        if runs and runs[-1][0] == what:
+            runs[-1][1].append(release)
+        else:
+            runs.append((what, [release]))
+    out = [f"Not bisected by commit. The reproducer above, run with each Triton release from {releases[0]} to "
+           f"{releases[-1]}:"]
+    for (rc, reason), vs in runs:
+        if rc == 1:
+            out.append(f"- {_joined(vs)}: present (exit 1).")
+        elif rc == 0:
+            out.append(f"- {_joined(vs)}: absent (exit 0).")
+        elif rc == EXIT_CANNOT_TEST:
+            out.append(f"- {_joined(vs)}: it stops at another error first, {_code(reason)} (exit {rc}), so the bug "
+                       "cannot show there.")
+        else:
+            out.append(f"- {_joined(vs)}: " + ("it did not finish." if rc is None else f"exit {rc}."))
+    states = [(rc, vs) for (rc, _), vs in runs]
+    present = next((i for i, (rc, _) in enumerate(states) if rc == 1), None)
+    if present is not None and all(rc == 1 for rc, _ in states[present:]):
+        before = [rc for rc, _ in states[:present]]
+        if before and before[-1] == 0:
+            out.append(f"First release with the bug: **{states[present][1][0]}** (last good: "
+                       f"{states[present - 1][1][-1]}).")
+        elif before and all(rc == EXIT_CANNOT_TEST for rc in before):
+            out.append(f"So {states[present][1][0]} is the first release where it can show.")
+        elif not before:
+            out.append("Present in every release tried.")
     return "\n".join(out)
 
 
@@ -304,6 +374,14 @@ def release_python(version: str) -> "str | None":
     from gfxhound.bisect.releases import VenvCache
     cache = VenvCache(Path(os.environ.get("GFXHOUND_CACHE") or Path.home() / ".cache" / "gfxhound") / "venvs")
     return str(cache.python(version)) if cache.ready(version) else None
+
+
+def cached_releases() -> dict:
+    """{release: its venv's interpreter} of every Triton release venv at hand ($GFXHOUND_CACHE/venvs, as `gfxhound
+    bisect` builds them), oldest first."""
+    from gfxhound.bisect.releases import VenvCache
+    cache = VenvCache(Path(os.environ.get("GFXHOUND_CACHE") or Path.home() / ".cache" / "gfxhound") / "venvs")
+    return {version: str(cache.python(version)) for version in cache.cached()}
 
 
 def said_at(records: list, files: dict, argv: list, env: "dict | None", timeout: float) -> dict:

@@ -150,3 +150,88 @@ def kernel_body(asm: str) -> str:
         if text.strip() == "s_endpgm":
             break
     return "\n".join(out)
+
+
+# what an Actual block leaves out of a command's output, each run of it one `...` line (a reader's run prints it):
+# the MLIR reproducer Triton dumps on a pass failure (`#alias = ...`/`module ...` to its `#-}` trailer), the frames
+# of LLVM's stack backtrace, and of an output longer than QUOTED_LINES its middle. Everything else is quoted as
+# printed: a script's own lines are its evidence (a cold review found 0df07642's Actual block without the IR lines
+# that show the unused scale, cut by a filter meant for compiler dumps, and nothing said they were cut).
+MLIR_START = re.compile(r"^(?:#[\w.$-]+ = |module\b|\{-#)")
+FRAME = re.compile(r"^\s*#?\d+\s+0x[0-9a-fA-F]+\b")
+QUOTED_LINES = 60
+OMITTED = {"mlir": "of the MLIR reproducer Triton prints", "frames": "of the stack backtrace",
+           "middle": "of its output"}
+
+
+def abridge(text: str, limit: int = QUOTED_LINES) -> "tuple[str, str]":
+    """(block, note): the lines an Actual block quotes of a command's whole output (`text`, as the reader's run
+    prints it), with a `...` line for each run left out, and the words that say what was left out ("" when
+    nothing was): "abridged: 58 lines of the MLIR reproducer Triton prints omitted, at the `...`"."""
+    lines = [line.rstrip() for line in text.strip("\n").splitlines() if not line.startswith("##gfxhound")]
+    kinds = [None] * len(lines)
+    i = 0
+    while i < len(lines):
+        if MLIR_START.match(lines[i]):
+            end = next((k for k in range(i, len(lines)) if lines[k].strip() == "#-}"), None)
+            if end is None:  # no reproducer trailer: the dump runs while the lines look like IR
+                end = i
+                while end + 1 < len(lines) and (not lines[end + 1].strip() or NOISE.match(lines[end + 1])):
+                    end += 1
+            kinds[i:end + 1] = ["mlir"] * (end + 1 - i)
+            i = end + 1
+            continue
+        if FRAME.match(lines[i]):
+            kinds[i] = "frames"
+        i += 1
+    kept = [k for k, kind in enumerate(kinds) if kind is None and lines[k].strip()]
+    if len(kept) > limit:  # the head and the tail of a long output; what lies between them goes, blank lines too
+        middle = kept[limit - 10:-10]
+        for k in range(middle[0], middle[-1] + 1):
+            kinds[k] = "middle"
+    out, runs = [], []
+    for k, line in enumerate(lines):
+        if kinds[k] is None:
+            out.append(line)
+        elif not line.strip():
+            continue  # a blank line inside a run left out: part of it, not counted
+        elif out and out[-1] == "..." and runs and runs[-1][0] == kinds[k] and runs[-1][2] == k - 1:
+            runs[-1] = (kinds[k], runs[-1][1] + 1, k)
+        elif out and out[-1] == "..." and runs and _blank_between(lines, runs[-1][2], k):
+            runs[-1] = (runs[-1][0] if runs[-1][0] == kinds[k] else "mixed", runs[-1][1] + 1, k)
+        else:
+            out.append("...")
+            runs.append((kinds[k], 1, k))
+    while out and not out[-1].strip():
+        out.pop()
+    return "\n".join(out), _omitted_note(runs, lines, kinds)
+
+
+def _blank_between(lines: list, a: int, b: int) -> bool:
+    return all(not lines[k].strip() for k in range(a + 1, b))
+
+
+def _omitted_note(runs: list, lines: list, kinds: list) -> str:
+    if not runs:
+        return ""
+    totals = {}
+    for kind, count, _ in runs:
+        totals[kind] = totals.get(kind, 0) + count
+    parts = []
+    for kind, count in totals.items():
+        if kind == "middle":
+            at = [k for k, x in enumerate(kinds) if x == "middle" and lines[k].strip()]
+            parts.append(f"lines {at[0] + 1} to {at[-1] + 1} of its output")
+        else:
+            parts.append(f"{count} line{'s' if count != 1 else ''} {OMITTED.get(kind, 'of its output')}")
+    joined = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    return f"abridged: {joined} omitted, {'at the `...`' if len(runs) == 1 else 'each at a `...`'}"
+
+
+def actual(text: str, command: str = "", lead: str = "Actual", limit: int = QUOTED_LINES) -> str:
+    """An output block and the line that leads it: `Actual (`python snippet.py`):`, or, where lines are left out,
+    `Actual (`python snippet.py`; abridged: ... omitted, at the `...`):` (the sandbox skips a `...` line, and the
+    reader is told what it stands for)."""
+    block, note = abridge(text, limit)
+    said = "; ".join(x for x in (f"`{command}`" if command else "", note) if x)
+    return f"{lead}{f' ({said})' if said else ''}:\n```\n{block}\n```"

@@ -28,11 +28,11 @@ from gfxhound.report.draft_llvm import llvm_draft
 from gfxhound.report.draft_prose import NO_UB, STAGE_NAMES, by_hand as docstring_parts, found_by, \
     how_reduced, kernel_name, user_note
 from gfxhound.report.draft_reach import REACH_TARGETS, formats, reach, reach_text, simpler
-from gfxhound.report.draft_parts import BANNER, LLVM, TRITON, Draft, bisection, cause, checked_targets, \
-    environment, related, run_tool, said_at, setup
+from gfxhound.report.draft_parts import BANNER, LLVM, TRITON, Draft, bisection_section, cause, checked_targets, \
+    environment, related, run_tool, setup
 from gfxhound.oracle.repro.snippet import CHECK_TIMEOUT_S, user_module, with_check
 from gfxhound.report.draft_text import constants as _constants, headline, kernel_source as _kernel_source, \
-    prune_unused, tail as _tail, triton_snippet
+    actual, prune_unused, tail as _tail, triton_snippet
 from gfxhound.report.scrub import Scrubber
 from gfxhound.report.upstream_lint import lint
 from gfxhound.signature import CAST_TABLE_STAGE as CAST_STAGE, MEMORY_MODEL_STAGE, identity, summarise
@@ -147,11 +147,12 @@ def _exited(rc) -> str:
     return "did not finish" if rc is None else f"exited {rc} ({describe(rc)})"
 
 
-def _actual(checked, out) -> str:
-    """What the reader sees: the compile's failure, then the check's own verdict line."""
+def _actual(checked, out, command: str = "") -> str:
+    """The Actual block and its lead: all the command prints (the compile's failure, then the check's own
+    stdout), abridged only where draft_text.abridge says, and saying so."""
     if checked is None:
-        return _tail(out)
-    return f"{_tail(checked.stderr)}\n{checked.verdict}".strip()
+        return actual(out, command)
+    return actual(f"{checked.stderr.rstrip()}\n{checked.stdout.strip()}", command)
 
 
 def _triton(corpus, finding, python, timeout, env) -> Draft:
@@ -205,7 +206,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                        "LLVM's AMDGPU backend.")
         command = f"python {check_script.name}" + (" --interpret" if len(argv) > 2 else "") + f"   # {EXITS}"
         wanted = "the kernel runs" + ("" if what == "runtime fault" else " and returns the reference's values")
-        expected = f"Expected: {wanted}.\n\nActual:\n```\n{_tail(out, 12)}\n```"
+        expected = f"Expected: {wanted}.\n\n{actual(out)}"
         lang = "python"
         ub = f"\n## No undefined behaviour\n{NO_UB}\n"
         if user:
@@ -224,7 +225,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
                 title, summary, ub = hand.title, hand.summary, ""
             attachments = {}  # the script is the report; the fuzzer's harness repro would only be noise
             expected = (f"{hand.expected}\n\n" if hand and hand.expected else "") + \
-                f"Actual (`python {check_script.name}`):\n```\n{_tail(out, 12)}\n```"
+                actual(out, f"python {check_script.name}")
             by_hand = True
             runs = ({check_script.name: code}, argv)
             targets = checked_targets(code, finding)
@@ -237,7 +238,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
             command = (f"python {check_script.name}   # compiles, checks the AMDGCN with the embedded checker; "
                        "exit 1 = the violation is present, 0 = absent, 125 = cannot test here")
             expected = ("Expected: every wait, writeback and invalidate the table lists for the atomic's ordering "
-                        f"and scope.\n\nActual:\n```\n{_tail(out, 12)}\n```")
+                        f"and scope.\n\n{actual(out)}")
             ub = ""
     elif user:  # a user's kernel that fails to compile: its repro compiles the file at the launch that failed
         # the reproducer: a person's hand-minimised snippet, else the kernel file gfxhound's reducer shrank, else the
@@ -301,7 +302,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         else:
             reproduced, check = _judged(checked, env)
         expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
-                    f"\n\nActual{' (python snippet.py)' if snippet_ok else ''}:\n```\n{_actual(checked, out)}\n```")
+                    f"\n\n{_actual(checked, out, 'python snippet.py' if snippet_ok else '')}")
         note = user_note(user, ran=False)
         lang, ub = "python", f"\n## The kernel\n{note}\n" if note else ""
     elif minimal.exists() and checks_itself(minimal.read_text()):  # a person's script that judges several casts
@@ -316,9 +317,8 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         runs = ({"snippet.py": code}, [python, "snippet.py"])
         targets = checked_targets(code, finding)
         expected = ((hand.expected if hand and hand.expected else "Expected: the kernels compile to correct code, or "
-                     "are rejected with an error that names what is wrong with them.") + "\n\nActual (`python "
-                    "snippet.py`):\n```\n"
-                    f"{checked.stdout.strip() or _tail(checked.stderr)}\n```")
+                     "are rejected with an error that names what is wrong with them.") + "\n\n"
+                    + _actual(checked, "", "python snippet.py"))
         lang, attachments, by_hand = "python", {"snippet.py": code}, True
     else:
         kernel = reduced.kernel.read_text() if reduced.kernel.exists() \
@@ -362,7 +362,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         command = "python snippet.py" + (f"   # {EXITS}" if checked else "")
         runs = ({"snippet.py": code}, [python, "snippet.py"]) if checked else None
         expected = ("Expected: the kernel compiles, or is rejected with an error that names what is wrong with it."
-                    f"\n\nActual:\n```\n{_actual(checked, out)}\n```")
+                    f"\n\n{_actual(checked, out, 'python snippet.py' if checked else '')}")
         lang, ub = "python", ""
         attachments = {"snippet.py": code}  # only the generated harness remains when the snippet does not show it
         if reached:
@@ -380,7 +380,7 @@ def _triton(corpus, finding, python, timeout, env) -> Draft:
         f"<!-- checked before this draft was written: {check} -->" if reproduced else
         f"**Did not reproduce when this draft was written ({check}): check by hand.**", "",
         "## Expected vs actual", expected, ub, *_reduced_ir(corpus, finding), *cause(corpus, finding),
-        "## Bisection", bisection(records, said_at(records, *runs, env, CHECK_TIMEOUT_S + 60) if runs else {}), "",
+        "## Bisection", bisection_section(records, runs, env, CHECK_TIMEOUT_S + 60), "",
         "## Environment", environment(corpus, finding, [
             f"Python {sys.version.split()[0]}, {sys.platform}",
             *(["No GPU needed: the reproducer only compiles (`triton.compile`)"] if lang == "python" and

@@ -63,6 +63,7 @@ def lint(title: str, body: str, attachments: dict | None = None) -> list:
             found.append(f"internal file in {where}: repro.py (the generated harness)")
     found += _named(title, body, {k: v for k, v in attachments.items() if k not in harness})
     found += _repeated_release(body)
+    found += _unseen_counts(body)
     for name, text in attachments.items():
         lines = len(text.splitlines())
         if name in harness:
@@ -102,3 +103,20 @@ def _repeated_release(body: str) -> list:
     if also and checked and also.group(1) == checked.group(1):
         return [f"repeated release in body: {also.group(0)} (the check above already ran {checked.group(1)})"]
     return []
+
+
+def _unseen_counts(body: str) -> list:
+    """"N of the M ..." in the prose where M is nowhere else in the draft: a count of a list the reader never sees
+    (f18e7742's "6 of the 22 wrong values" counted the fuzzer's own table, which the draft does not show). A count
+    the reader can check names a number the draft shows elsewhere: in an output block, a table, another sentence."""
+    shown = re.sub(r"<!--.*?-->", "", body, flags=re.S)
+    prose = re.sub(r"^```\w*\n.*?^```$", "", shown, flags=re.S | re.M)
+    found = []
+    for match in re.finditer(r"\b(\d[\d,]*) of the (\d[\d,]*)\b([^.\n:;]{0,40})", prose):
+        total = match.group(2)
+        elsewhere = shown.replace(match.group(0), "", 1)
+        if re.search(rf"(?<![\w.,-]){re.escape(total)}(?![\w-]|[.,]\d)", elsewhere):
+            continue
+        found.append(f"unseen count in body: {' '.join(match.group(0).split())} (the draft shows no {total} of "
+                     "them: show what is counted, or say what a reader can check)")
+    return found
