@@ -1,0 +1,369 @@
+"""Decode of a Function into steps for machine.py's interpreter: one closure per instruction, built once.
+
+A step is ``step(wave) -> None``; it advances ``wave.pc`` (an instruction index) or sets ``wave.done``. The operand
+to pseudocode-name mapping and the policies are machine.py's module docstring.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gfxhound.amdgcn.asm_operands import Imm, Label, Reg, Special, Waitcnt
+from gfxhound.amdgcn.machine import (CACHE_MODS, M32, M64, NOOPS, _FLOAT, _check_modifiers, _hazard, _record, reader,
+                                     writer)
+from gfxhound.amdgcn.pcode import NotModelled, compile_op
+
+SIGN32 = 1 << 31
+VALU_FAMILIES = {"VOP1", "VOP2", "VOP3", "VOPC", "VOP3SD", "VOP3P"}
+LANE_MASK_OUTS = {"VCC", "D1"}
+
+
+def _sext32(x):
+    return ((np.asarray(x, np.uint64) & np.uint64(M32)).astype(np.int64) ^ SIGN32) - SIGN32
+
+
+class Port:
+    """The pseudocode's memory for one instruction: the Calc*Addr hooks (ISA semantics) and the wave's memory."""
+
+    def __init__(self, mem, instruction, wrap32: bool = False):
+        self.mem, self.instruction, self.wrap = mem, instruction, np.uint64(M32 if wrap32 else M64)
+
+    def address(self, helper, *args):
+        a = [np.asarray(x).astype(np.uint64) if isinstance(x, np.ndarray) else np.uint64(int(x) & M64) for x in args]
+        with np.errstate(over="ignore"):
+            if helper == "CalcGlobalAddr":   # ADDR (64-bit pair, or 32-bit offset with SADDR) + SADDR + offset
+                return a[0] + a[1] + _sext32(a[2]).astype(np.uint64)
+            if helper == "CalcFlatAddr":
+                return a[0] + _sext32(a[1]).astype(np.uint64)
+            if helper == "CalcDsAddr":   # ADDR (32 bits) + {OFFSET1, OFFSET0}: the 16-bit offset of a one-address op
+                return (a[0] & np.uint64(M32)) + ((a[2] & np.uint64(0xFF)) << np.uint64(8) | a[1] & np.uint64(0xFF))
+            if helper == "CalcScalarGlobalAddr":  # SBASE + SOFFSET + OFFSET (signed)
+                addr = a[0] + a[1] + _sext32(a[2]).astype(np.uint64)
+                if int(addr) & 3:
+                    raise NotModelled(self.instruction.mnemonic, "a scalar load from an address not 4-aligned")
+                return addr
+        raise NotModelled(self.instruction.mnemonic, f"address helper {helper}")
+
+    # LDS addresses are 32 bits: CalcDsAddr's result plus the instruction offset wraps there (llc folds
+    # `0 - 4*t` + offset:1020 into one ds_read and relies on it); the pseudocode's sum is typed 64-bit.
+    def load(self, addr, nbytes, lanes):
+        return self.mem.load(np.asarray(addr, np.uint64) & self.wrap, nbytes, lanes, self.instruction)
+
+    def store(self, addr, nbytes, bits, lanes):
+        return self.mem.store(np.asarray(addr, np.uint64) & self.wrap, nbytes, bits, lanes, self.instruction)
+
+
+
+def _next(w):
+    w.pc += 1
+
+
+def _barrier(w):
+    """Stop this wave until every wave of its workgroup that has not ended reaches a barrier (run.py resumes)."""
+    w.pc += 1
+    w.at_barrier = True
+
+
+def decode(ins):
+    """The step of one Instruction; raises NotModelled (naming it) for what the machine does not run."""
+    mn = ins.mnemonic
+    if ins.encoding in ("sdwa", "dpp", "e64_dpp"):
+        raise NotModelled(ins.name, f"{ins.encoding} encoding")
+    if mn == "s_endpgm":
+        return lambda w: setattr(w, "done", True)
+    if mn in NOOPS:
+        return _next
+    if mn == "s_waitcnt":
+        return _waitcnt(ins)
+    if mn == "s_barrier":
+        return _barrier
+    from gfxhound.amdgcn.machine_lanes import SPECIAL
+    special = SPECIAL.get(mn)
+    if special:
+        return special(ins)
+    op = compile_op(mn)
+    fams = set(op.families)
+    if op.memory:
+        if "SMEM" in fams:
+            return _smem(ins, op)
+        if "DS" in fams:
+            return _ds(ins, op)
+        if fams & {"GLOBAL", "FLAT"}:
+            return _vmem(ins, op, "GLOBAL" in fams and mn.startswith("global_"))
+        raise NotModelled(mn, f"memory family {'/'.join(op.families)}")
+    if "PC" in op.outputs:
+        return _branch(ins, op)
+    if fams & VALU_FAMILIES and op.lanes:
+        return _valu(ins, op)
+    if fams & {"SOP1", "SOP2", "SOPC", "SOPK"}:
+        return _salu(ins, op, "SOPK" in fams)
+    raise NotModelled(mn, f"family {'/'.join(op.families)}")
+
+
+def _state_inputs(op, mapped):
+    """Registers the pseudocode reads that no operand names: taken from the wave."""
+    get = {"SCC": lambda w: w.scc, "VCC": lambda w: w.vcc, "EXEC": lambda w: w.exec, "M0": lambda w: w.m0,
+           "VCCZ": lambda w: int(w.vcc == 0), "EXECZ": lambda w: int(w.exec == 0),
+           "WAVE_MODE.IEEE": lambda w: w.ieee}
+    out = []
+    for name in sorted((op.inputs | op.outputs) - set(mapped)):
+        if name in get:
+            out.append((name, get[name]))
+        elif name in op.inputs:
+            raise NotModelled(op.mnemonic, f"input {name} has no operand")
+    return out
+
+
+def _state_writers(op, mapped):
+    put = {"SCC": lambda w, v: setattr(w, "scc", int(v) & 1), "VCC": lambda w, v: setattr(w, "vcc", int(v) & M64),
+           "EXEC": lambda w, v: setattr(w, "exec", int(v) & M64), "M0": lambda w, v: setattr(w, "m0", int(v) & M32)}
+    out = {}
+    for name in op.outputs - set(mapped):
+        if name not in put:
+            raise NotModelled(op.mnemonic, f"output {name} has no operand")
+        out[name] = put[name]
+    return out
+
+
+def _salu(ins, op, sopk: bool):
+    mn, ops = ins.mnemonic, ins.operands
+    _check_modifiers(ins, ())
+    if sopk:
+        names = ["D0", "S0"] if "D0" in op.widths else ["S0", "S1"]
+    else:
+        names = (["D0"] if "D0" in op.outputs else []) + [s for s in ("S0", "S1") if s in op.widths]
+    if len(names) != len(ops):
+        raise NotModelled(mn, f"{len(ops)} operands for {names}")
+    reads, writes = [], {}
+    for name, o in zip(names, ops):
+        width = op.widths[name]
+        if sopk and name == names[-1]:
+            if not isinstance(o, Imm):
+                raise NotModelled(mn, f"SOPK immediate {o}")
+            value = int(o.value) & 0xFFFF
+            reads.append((name, lambda w, value=value: value))
+            continue
+        if name in op.inputs:
+            reads.append((name, reader(o, width, mn, _hazard(ins.index))))
+        elif name == "D0":   # the old value, for bits the text does not write (not a read of the program's)
+            try:
+                reads.append((name, reader(o, width, mn)))
+            except NotModelled:
+                pass
+        if name in op.outputs:
+            writes[name] = writer(o, width, mn)
+    reads += _state_inputs(op, names)
+    state_out = _state_writers(op, names)
+
+    def step(w):
+        out = op.run({name: get(w) for name, get in reads})
+        for name, value in out.items():
+            (writes[name](w, value) if name in writes else state_out[name](w, value))
+        w.pc += 1
+    return step
+
+
+def _valu_names(ins, op):
+    mn, n = ins.mnemonic, len(ins.operands)
+    srcs = [s for s in ("S0", "S1", "S2") if s in op.widths]
+    if "VOPC" in op.families and "D0" in op.lane_masks:
+        return ["D0"] + srcs
+    dst = ["D0"] if "D0" in op.outputs else []
+    if "D1" in op.outputs:
+        return dst + ["D1"] + srcs
+    if "VCC" in op.outputs:       # carry-out: VCC (e32) or sdst (e64), carry-in last
+        return dst + ["VCC"] + srcs + (["VCC_IN"] if "VCC" in op.inputs else [])
+    if "SIMM32" in op.widths:
+        return dst + (["S0", "SIMM32", "S1"] if mn.endswith("mk_f32") or "mk_" in mn else ["S0", "S1", "SIMM32"])
+    if "VCC" in op.inputs and n == len(dst) + len(srcs) + 1:
+        return dst + srcs + ["VCC"]
+    return dst + srcs
+
+
+def _valu(ins, op):
+    mn = ins.mnemonic
+    _check_modifiers(ins, ("clamp", "bitop3"))
+    if not op.outputs:
+        raise NotModelled(mn, "its pseudocode writes no register the machine knows (v_bitop3: `D.b32`, not D0)")
+    clamp = bool(ins.mod("clamp"))
+    if clamp and not _FLOAT.search(mn) or clamp and op.widths.get("D0") not in (32, 64):
+        raise NotModelled(mn, "clamp on a result that is not f32/f64")
+    names = _valu_names(ins, op)
+    if len(names) != len(ins.operands):
+        raise NotModelled(ins.name, f"{len(ins.operands)} operands for {names}")
+    reads, writes = [], {}
+    for name, o in zip(names, ins.operands):
+        key = "VCC" if name == "VCC_IN" else name
+        width = op.widths[key]
+        if name == "VCC_IN" or (name in op.inputs and name != "VCC") or (name == "VCC" and "VCC" not in op.outputs):
+            reads.append((key, reader(o, width, mn, _hazard(ins.index))))
+        if name in op.outputs:
+            writes[name] = writer(o, width, mn)
+    for name in sorted(op.lane_masks - op.inputs - {"EXEC"}):   # inactive lanes' bits: 0 (written below)
+        reads.append((name, lambda w: 0))
+    if ins.mod("bitop3") is not None:   # the truth table sits in the OMOD, ABS and NEG fields: TTBL = {OMOD, ABS, NEG}
+        table = int(ins.mod("bitop3")) & 0xFF
+        reads += [("INST.OMOD", lambda w: table >> 6), ("INST.ABS", lambda w: table >> 3 & 7),
+                  ("INST.NEG", lambda w: table & 7)]
+    elif {"INST.OMOD", "INST.ABS", "INST.NEG"} & op.inputs:
+        reads += [(n, lambda w: 0) for n in ("INST.OMOD", "INST.ABS", "INST.NEG") if n in op.inputs]
+    reads += _state_inputs(op, [n.replace("VCC_IN", "VCC") for n in names] + [n for n, _ in reads])
+    state_out = _state_writers(op, names)
+    masks = set(op.lane_masks) - {"EXEC"}
+    d0_bits = op.widths.get("D0", 32)
+
+    def step(w):
+        lanes = w.lanes()
+        out = op.run({name: get(w) for name, get in reads}, exec_mask=w.exec)
+        for name, value in out.items():
+            if name in masks:
+                value = int(value) & w.exec
+            elif name == "D0" and clamp:
+                value = _clamp(value, d0_bits, mn, lanes)
+            if name in writes:
+                writes[name](w, value, lanes if isinstance(value, np.ndarray) else None)
+            else:
+                state_out[name](w, value)
+        w.pc += 1
+    return step
+
+
+def _clamp(bits, width, mn, lanes):
+    ft, ut = (np.float32, np.uint32) if width == 32 else (np.float64, np.uint64)
+    x = bits.astype(ut).view(ft)
+    if np.isnan(x[lanes]).any():
+        raise NotModelled(mn, "clamp of a NaN (DX10_CLAMP)")
+    return np.clip(x, ft(0), ft(1)).view(ut).astype(np.uint64)
+
+
+def _branch(ins, op):
+    if ins.target is None or not (ins.operands and isinstance(ins.operands[0], Label)):
+        raise NotModelled(ins.mnemonic, "a branch without a local label")
+    reads = _state_inputs(op, ["PC", "SIMM16"])
+    target = ins.target
+
+    def step(w):
+        out = op.run({"PC": 0, "SIMM16": 1, **{name: get(w) for name, get in reads}})
+        w.pc = target if out["PC"] != 4 else w.pc + 1
+    return step
+
+
+
+def _smem(ins, op):
+    mn, ops = ins.mnemonic, ins.operands
+    if not mn.startswith("s_load_"):
+        raise NotModelled(mn, "scalar memory other than s_load")
+    _check_modifiers(ins, CACHE_MODS | {"offset"})
+    if len(ops) != 3:
+        raise NotModelled(mn, f"{len(ops)} operands")
+    sdata, sbase, off = ops
+    put = writer(sdata, op.widths["SDATA"], mn)
+    base = reader(sbase, 64, mn)
+    extra = int(ins.mod("offset", 0))
+    if isinstance(off, Imm):
+        soff, offset = (lambda w: 0), (int(off.value) + extra) & M32
+    else:
+        soff, offset = reader(off, 32, mn), extra & M32
+    dest = {("s", sdata.index + k) for k in range(sdata.count)}
+
+    def step(w):
+        out = op.run({"SBASE": base(w), "SOFFSET": soff(w), "OFFSET": offset}, memory=Port(w.mem, ins))
+        put(w, out["SDATA"])
+        _record(w, "lgkm", ins.index, dest)
+        w.pc += 1
+    return step
+
+
+def _vmem(ins, op, is_global: bool):
+    mn, ops = ins.mnemonic, list(ins.operands)
+    _check_modifiers(ins, CACHE_MODS | {"offset"})
+    offset = int(ins.mod("offset", 0)) & M32
+    out_name = next((n for n in ("VDATA", "RETURN_DATA") if n in op.outputs), None)
+    data_name = next((n for n in ("VDATA", "DATA") if n in op.inputs), None)
+    dst = ops.pop(0) if out_name and (out_name == "VDATA" or len(ops) == (4 if is_global else 3)) else None
+    saddr = ops.pop() if is_global else None
+    if not ops:
+        raise NotModelled(mn, "no address operand")
+    vaddr = ops.pop(0)
+    data = ops.pop(0) if data_name else None
+    if ops:
+        raise NotModelled(mn, f"operands {ops} left over")
+    reads = []
+    if isinstance(saddr, Special) and saddr.name == "off" or saddr is None:
+        reads.append(("ADDR", reader(vaddr, 64, mn, _hazard(ins.index))))
+        if is_global:
+            reads.append(("SADDR", lambda w: 0))
+    else:
+        reads += [("ADDR", reader(vaddr, 32, mn, _hazard(ins.index))), ("SADDR", reader(saddr, 64, mn))]
+    if data is not None:
+        reads.append((data_name, reader(data, op.widths[data_name], mn, _hazard(ins.index))))
+    put = writer(dst, op.widths[out_name], mn) if dst is not None else None
+    if put is not None and out_name in op.outputs:   # d16 loads keep the other half: pass the old value
+        reads.append((out_name, reader(dst, op.widths[out_name], mn)))
+    dest = {("v", dst.index + k) for k in range(dst.count)} if isinstance(dst, Reg) else set()
+    counters = ("vm",) if is_global else ("vm", "lgkm")
+
+    def step(w):
+        lanes = w.lanes()
+        out = op.run({"OFFSET": offset, **{name: get(w) for name, get in reads}}, exec_mask=w.exec,
+                     memory=Port(w.mem, ins))
+        if put is not None and out_name in out:
+            put(w, out[out_name], lanes)
+        for c in counters:
+            _record(w, c, ins.index, dest)
+        w.pc += 1
+    return step
+
+
+def _ds(ins, op):
+    mn, ops = ins.mnemonic, list(ins.operands)
+    _check_modifiers(ins, {"offset", "offset0", "offset1"})
+    two = "OFFSET0" in op.inputs and ins.mod("offset") is None and (ins.mod("offset0") is not None or "2" in mn)
+    fixed = {}
+    if "OFFSET" in op.inputs:
+        fixed["OFFSET"] = int(ins.mod("offset", 0)) & 0xFFFF
+    if "OFFSET0" in op.inputs:
+        if two:
+            fixed.update(OFFSET0=int(ins.mod("offset0", 0)) & 0xFF, OFFSET1=int(ins.mod("offset1", 0)) & 0xFF)
+        else:
+            off = int(ins.mod("offset", 0)) & 0xFFFF
+            fixed.update(OFFSET0=off & 0xFF, OFFSET1=off >> 8)
+    datas = [n for n in ("DATA", "DATA2") if n in op.inputs]
+    has_dst = "RETURN_DATA" in op.outputs and len(ops) == 2 + len(datas)
+    dst = ops.pop(0) if has_dst else None
+    if len(ops) != 1 + len(datas):
+        raise NotModelled(mn, f"operands {ins.operands}")
+    reads = [("ADDR", reader(ops[0], 32, mn, _hazard(ins.index)))]
+    reads += [(n, reader(o, op.widths[n], mn, _hazard(ins.index))) for n, o in zip(datas, ops[1:])]
+    put = writer(dst, op.widths["RETURN_DATA"], mn) if dst is not None else None
+    if put is not None:
+        reads.append(("RETURN_DATA", reader(dst, op.widths["RETURN_DATA"], mn)))
+    dest = {("v", dst.index + k) for k in range(dst.count)} if dst is not None else set()
+
+    def step(w):
+        if w.lds is None:
+            raise NotModelled(mn, "an LDS access in a kernel without a group segment")
+        lanes = w.lanes()
+        out = op.run({**fixed, **{name: get(w) for name, get in reads}}, exec_mask=w.exec,
+                     memory=Port(w.lds, ins, wrap32=True))
+        if put is not None and "RETURN_DATA" in out:
+            put(w, out["RETURN_DATA"], lanes)
+        _record(w, "lgkm", ins.index, dest)
+        w.pc += 1
+    return step
+
+
+def _waitcnt(ins):
+    wc = ins.operands[0] if ins.operands else Waitcnt()
+    if not isinstance(wc, Waitcnt):
+        if isinstance(wc, Imm) and wc.value == 0:
+            wc = Waitcnt(0, 0, 0)
+        else:
+            raise NotModelled(ins.mnemonic, f"operand {wc}")
+    limits = (("vm", wc.vmcnt), ("lgkm", wc.lgkmcnt))
+
+    def step(w):
+        for counter, n in limits:
+            if n is not None and len(w.outstanding[counter]) > n:
+                del w.outstanding[counter][:len(w.outstanding[counter]) - n]
+        w.pc += 1
+    return step

@@ -1,0 +1,35 @@
+"""A kernel's Function decoded once (machine_decode.py) and the loop that runs one wave of it.
+
+Why a module of its own: the decoder and the cross-lane moves build on machine.py's wave state, and this loop
+builds on the decoder; machine.py importing the decoder back would make a circle.
+"""
+from __future__ import annotations
+
+from gfxhound.amdgcn.machine import MachineFault, StepLimit, Wave
+from gfxhound.amdgcn.machine_decode import decode
+
+
+# ---- a decoded kernel ---------------------------------------------------------------------------------------
+class Kernel:
+    """A Function decoded once into steps (machine_decode.py); ``run(wave, entry)`` runs one wave from ``entry``
+    until s_endpgm or an s_barrier (``wave.at_barrier``; ``run(wave)`` again resumes it)."""
+
+    def __init__(self, function, max_steps: int = 1_000_000):
+        self.function, self.max_steps = function, max_steps
+        self.steps = [decode(ins) for ins in function.instructions]
+        self.mnemonics = sorted({ins.mnemonic for ins in function.instructions})
+
+    def run(self, wave: Wave, entry: int | None = None) -> Wave:
+        steps, n, limit = self.steps, len(self.steps), self.max_steps
+        if entry is not None:
+            wave.pc = entry
+        wave.at_barrier = False
+        while not wave.done and not wave.at_barrier:
+            if not 0 <= wave.pc < n:
+                raise MachineFault(f"ran past the end of {self.function.name} (instruction {wave.pc})")
+            wave.steps += 1
+            if wave.steps > limit:
+                raise StepLimit(f"{self.function.name}: more than {limit} instructions in one wave",
+                                self.function.instructions[wave.pc])
+            steps[wave.pc](wave)
+        return wave
