@@ -30,6 +30,8 @@ Decisions where the guide is ambiguous: docs/amdgcn-pcode.md.
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -171,6 +173,11 @@ def compile_op(mnemonic: str) -> Op:
     return op
 
 
+# v_bitop3_b16/_b32 write their result as `D.b32 = tmp.b32` where every other text writes D0; an instruction with one
+# destination, so D is read as D0 (a decision, tabled in docs/amdgcn-pcode.md)
+_D_AS_D0 = re.compile(r"(?<![A-Za-z0-9_])D\.(?=[a-z])")
+
+
 def _build(name: str) -> Op:
     if name not in PCODE:
         raise NotModelled(name, "not in the CDNA pseudocode table")
@@ -178,7 +185,7 @@ def _build(name: str) -> Op:
     if name.startswith(("v_mfma", "v_smfmac")):
         raise NotModelled(name, "a matrix (MFMA) instruction: the guide gives a formula, not pseudocode")
     try:
-        body = parse(PCODE[name])
+        body = parse(_D_AS_D0.sub("D0.", PCODE[name]))
     except ParseError as e:
         raise NotModelled(name, f"pseudocode not parsed ({e})") from None
     c = Compiler(name, lanes)

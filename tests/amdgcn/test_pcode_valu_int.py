@@ -160,3 +160,20 @@ def test_inactive_lanes_keep_their_carry_bit_and_register():
         exec_mask=0b0101)
     assert [int(x) for x in out["D0"][:4]] == [0, 7, 0, 7]
     assert out["VCC"] == 0b1111   # lanes 0 and 2 carry; lanes 1 and 3 keep the old 1
+
+
+# v_bitop3_b32 (CDNA4): "TTBL = { INST.OMOD[1 : 0], INST.ABS[2 : 0], INST.NEG[2 : 0] }; ... tmp = (tmp |
+# (32'I(TTBL.b32 & 0x80) != 0 ? 32'U(S0.b32 & S1.b32 & S2.b32) : 0U)); ... D.b32 = tmp.b32": table bit k is the
+# result where (S0, S1, S2) are the bits of k, S0 the most significant; its D is read as D0 (docs/amdgcn-pcode.md)
+@pytest.mark.parametrize("table", [0x80, 0xFE, 0x96, 0xF0, 0xCC, 0xAA, 0x01, 0xE8, 0x00, 0xFF])
+def test_v_bitop3_b32_truth_table_and_operand_order(table):
+    s0, s1, s2 = 0xF0F0F0F0, 0xCCCCCCCC, 0xAAAAAAAA  # every (S0, S1, S2) bit combination, 4 times per byte
+    extra = (0x12345678, 0xFFFFFFFF, 0x80000001)
+    got = vrun("v_bitop3_b32", 2, S0=[s0, extra[0]], S1=[s1, extra[1]], S2=[s2, extra[2]],
+               INST__NEG=table & 7, INST__ABS=(table >> 3) & 7, INST__OMOD=(table >> 6) & 3, D0=[0, 0])
+    for lane, (a, b, c) in enumerate([(s0, s1, s2), extra]):
+        want = 0
+        for bit in range(32):
+            k = ((a >> bit) & 1) << 2 | ((b >> bit) & 1) << 1 | ((c >> bit) & 1)
+            want |= ((table >> k) & 1) << bit
+        assert got["D0"][lane] == want, (hex(table), lane)
