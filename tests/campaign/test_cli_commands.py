@@ -139,8 +139,8 @@ def test_zero_reduce_seconds_means_no_reduction():
 
 MINE = ("corpus", "triage", "perf", "casts", "reduce", "bisect", "report", "verify", "nightly")
 ACTIONS = {  # each action's own options, and nothing else
-    ("corpus", "list"): {"--corpus", "--json", "--markdown"},
-    ("corpus", "show"): {"--corpus", "--json"},
+    ("corpus", "list"): {"--corpus", "--json", "--markdown", "--known"},
+    ("corpus", "show"): {"--corpus", "--json", "--known"},
     ("corpus", "replay"): {"--corpus", "--python", "--timeout"},
     ("corpus", "merge"): {"--corpus"},
     ("corpus", "migrate"): {"--corpus", "--dry-run"},
