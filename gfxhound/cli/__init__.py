@@ -36,6 +36,7 @@ def build_parser():
     from .bisect import add_bisect
     from .casts import add_casts
     from .corpus import add_corpus
+    from .emulate import add_emulate
     from .fuzz import add_fuzz
     from .reduce import add_reduce
     from .report import add_nightly, add_perf, add_report, add_verify
@@ -54,6 +55,7 @@ def build_parser():
     add_verify(sub)
     add_perf(sub)
     add_nightly(sub)
+    add_emulate(sub)
     return parser
 
 

@@ -1,0 +1,339 @@
+"""Two executors that share no semantics judge each other: an LLVM IR module run on the IR executor
+(oracle/emulate: LLVM IR's own semantics) and the machine code llc makes of it at each -O level, run on the
+machine-code executor (gfxhound/amdgcn: the ISA's pseudocode). ``gfxhound emulate`` (cli/emulate.py) is its
+command line.
+
+``compare(ll, mcpu, opts, launch)`` runs the module once on the IR executor and each level's assembly (plus any
+``extra`` Assembly: a ``.s`` a maintainer attached, a planted mutation) on the machine, on the same inputs, and
+votes per buffer: the runs whose bytes agree form groups; a group strictly larger than every other is the majority
+and the rest disagree with it. No run is right by assumption (not O0, not the IR executor); a tie is unresolved.
+A run that meets a construct its executor does not model (``NotModelled``) is unresolved and names the construct:
+the whole comparison then cannot judge (exit 125 of the repro protocol), whatever the others say. So is a race
+the IR executor finds in the IR itself (the kernel is ill-defined), and a run past either executor's step limit.
+A fault (an access outside every buffer, a trap) is an outcome like bytes: faults group with faults, wherever
+they happen. A workgroup of several waves runs on the machine in two wave orders; outputs that change with the
+order (a barrier or a wait the code generator lost) are a fault of that run.
+
+The launch (``Launch``) comes from a ``--launch`` spec (fuzz/launch_spec.py's grammar, plus ``block:`` and the
+unsigned dtypes u8/u16/u32/u64 and i16): integer inputs are drawn from a seed with boundary patterns (0, 1, all
+ones, the sign bit alone, the largest signed value) mixed in; float inputs are normal values with 0, -0, 1, -1
+mixed in; outputs start zero-filled.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gfxhound.oracle.crosscheck_launch import Launch, LaunchError, make_launch  # noqa: F401 - LaunchError: the CLI's
+
+FORMAT = "gfxhound.emulate/1"
+IR_LABEL = "IR"
+
+# --- the runs --------------------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    """One executor's outcome: ``outputs`` name -> array, or ``fault`` (a memory fault, a trap: an outcome the
+    others are compared with), or ``unresolved`` (the construct not modelled)."""
+    label: str
+    outputs: dict = field(default_factory=dict)
+    fault: str = ""
+    unresolved: str = ""
+    detail: str = ""
+
+
+def kernel_names(text: str) -> list:
+    return re.findall(r"define\s+(?:[\w()\"]+\s+)*?amdgpu_kernel\s+void\s+@\"?([\w.$]+)", text)
+
+
+def ir_params(text: str, name: str) -> list:
+    """The kernel's parameters as (type, name): the IR executor's reader's, or, where it cannot read the module
+    (the IR run then says why), read off the define line (pointers, integers, floats; anything else as is)."""
+    from gfxhound.oracle.emulate import ir
+    try:
+        fn = ir.parse(text).functions.get(name)
+    except Exception:  # noqa: BLE001 - the IR run reports the reader's failure as unresolved
+        fn = None
+    if fn is not None:
+        return fn.params
+    found = re.search(rf"define\s[^\n]*?@\"?{re.escape(name)}\"?\s*\(", text)
+    if found is None:
+        raise LaunchError(f"no kernel @{name} in the module")
+    depth, end = 1, found.end()
+    while end < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[end], 0)
+        end += 1
+    inside = text[found.end():end - 1]
+    params = []
+    for k, part in enumerate(p.strip() for p in re.split(r",(?![^(]*\))", inside) if p.strip()):
+        words = part.split()
+        pname = next((w[1:] for w in reversed(words) if w.startswith("%")), str(k))
+        if part.startswith("ptr"):
+            space = re.match(r"ptr\s+addrspace\((\d+)\)", part)
+            params.append((("p", int(space.group(1)) if space else 0), pname))
+        elif re.match(r"i\d+\b", part):
+            params.append((("i", int(words[0][1:])), pname))
+        elif words[0] in ("half", "bfloat", "float", "double"):
+            params.append((("f", words[0]), pname))
+        else:
+            params.append(((words[0],), pname))
+    return params
+
+
+def _lds_adapted(text: str):
+    """The IR executor models Triton's one LDS array, @global_smem at LDS address 0; a hand-written module with
+    one LDS global gets it renamed so (llc also puts a lone LDS global at 0). Its size: 64 KiB (the group
+    segment's bound on gfx9), as the executor does not read a global's type."""
+    found = re.findall(r"^@([\w.$]+)\s*=\s*[^\n]*addrspace\(3\)\s+global", text, re.M)
+    if len(found) == 1 and found[0] != "global_smem":
+        text = re.sub(rf"@{re.escape(found[0])}\b", "@global_smem", text)
+    return text, (65536 if found else 0)
+
+
+def run_ir(text: str, name: str, arch: str, launch: Launch, schedule: str = "forward") -> Run:
+    """The module on the IR executor: waves of 64, one-dimensional workgroups (its workitem ids y and z are 0)."""
+    from gfxhound.oracle.emulate import core, ir
+    from gfxhound.oracle.emulate.errors import NotModelled
+    from gfxhound.oracle.emulate.intrinsics import DeviceAssertion
+    from gfxhound.oracle.emulate.launch import _implicit_args_block, _scalar
+    from gfxhound.oracle.emulate.memory import EmulatedFault, EmulatedRace, GlobalMemory
+    run = Run(IR_LABEL)
+    threads = launch.block[0] * launch.block[1] * launch.block[2]
+    if launch.block[1] != 1 or launch.block[2] != 1:
+        run.unresolved = f"a {launch.block[0]}x{launch.block[1]}x{launch.block[2]} workgroup (the IR executor " \
+                         "runs one-dimensional workgroups)"
+        return run
+    if threads % 64:
+        run.unresolved = f"a workgroup of {threads} work-items (the IR executor runs whole waves of 64)"
+        return run
+    try:
+        text, lds = _lds_adapted(text)
+        try:
+            module = ir.parse(text)
+        except NotModelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a module its reader does not take: cannot judge, say why
+            run.unresolved = f"the IR executor cannot read the module ({type(exc).__name__}: {str(exc)[:200]})"
+            return run
+        kernel = core.Kernel(module, name, arch, 64)
+        heap, mapped, args = GlobalMemory(), [], {}
+        for (ty, pname), key, value in zip(kernel.params, launch.names, launch.args):
+            if isinstance(value, np.ndarray):
+                raw = np.ascontiguousarray(value).view(np.uint8).reshape(-1).copy()
+                mapped.append((key, raw, heap.map(raw), value))
+                args[pname] = np.array(mapped[-1][2], np.uint64)
+            else:
+                args[pname] = _scalar(ty, value)
+        args["__implicitarg"] = np.array(heap.map(_implicit_args_block(launch.grid, threads)), np.uint64)
+        heap.seal()
+        core.run_grid(kernel, args, launch.grid, threads // 64, lds, heap, schedule=schedule)
+        for key, raw, address, value in mapped:
+            run.outputs[key] = heap.read_back(address, raw.size).copy().view(value.dtype).reshape(value.shape)
+    except NotModelled as exc:
+        run.unresolved = str(exc)
+    except EmulatedRace as exc:  # the kernel itself is ill-defined: no output to hold the others to
+        run.unresolved = f"a race between waves in the IR ({exc})"
+    except (EmulatedFault, DeviceAssertion) as exc:
+        run.fault = f"{type(exc).__name__}: {exc}"
+    except core.ExecutorError as exc:
+        run.unresolved = f"executor error: {exc}"
+    return run
+
+
+OTHER_ORDER = {"forward": "reverse", "reverse": "forward", "alternate": "reverse"}
+
+
+def run_machine(label: str, assembly, name: str, launch: Launch, schedule: str = "forward") -> Run:
+    """The assembly on the machine-code executor. A workgroup of several waves runs twice, in `schedule`'s wave
+    order and in another: outputs that change with the order are a race in the machine code (a barrier or a wait
+    lost), an outcome of its own (``fault``) that disagrees with every race-free run."""
+    from gfxhound.amdgcn.machine import MachineFault, StepLimit
+    from gfxhound.amdgcn.run import NotModelled, launch as run_launch
+    run = Run(label)
+    threads = launch.block[0] * launch.block[1] * launch.block[2]
+    orders = [schedule] + ([OTHER_ORDER[schedule]] if threads > 64 else [])
+    try:
+        seen = []
+        for order in orders:
+            try:
+                result = run_launch(assembly, None, [a.copy() if isinstance(a, np.ndarray) else a
+                                                     for a in launch.args],
+                                    launch.grid, launch.block, kernel=name, schedule=order)
+            except (ValueError, TypeError) as exc:  # the launch does not fit the kernel (launch() checks it)
+                raise LaunchError(f"{label}: {exc}") from None
+            except (NotModelled, MachineFault):
+                raise
+            except Exception as exc:  # noqa: BLE001 - the executor's own failure: cannot judge, say where
+                run.unresolved = f"machine executor error: {type(exc).__name__}: {str(exc)[:200]}"
+                return run
+            seen.append({pname: result.outputs[i] for i, pname in enumerate(launch.names) if i in result.outputs})
+            if result.hazards and not run.detail:
+                run.detail = f"{len(result.hazards)} read(s) of a register whose load was not waited for"
+        run.outputs = seen[0]
+        for key, first in seen[0].items():
+            later = seen[-1][key]
+            if not _same(first, later):
+                i = int(np.flatnonzero(~_elementwise_same(first.reshape(-1), later.reshape(-1)))[0])
+                run.fault = (f"a race between waves: {key}[{i}] is {_plain(first.reshape(-1)[i])} in {orders[0]} "
+                             f"wave order, {_plain(later.reshape(-1)[i])} in {orders[-1]}")
+                break
+    except NotModelled as exc:
+        run.unresolved = str(exc)
+    except StepLimit as exc:  # a long loop or a hang: the IR executor's block limit is unresolved too
+        run.unresolved = f"step limit: {exc}"
+    except MachineFault as exc:
+        run.fault = f"MachineFault: {exc}"
+    return run
+
+
+# --- the vote --------------------------------------------------------------------------------------------------
+def _same(a, b) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind == "f":  # bit-exact, except that any NaN equals any NaN
+        nan = np.isnan(a) & np.isnan(b)
+        return bool(np.all(nan | (a.view(f"u{a.itemsize}") == b.view(f"u{b.itemsize}"))))
+    return bool(np.array_equal(a, b))
+
+
+def _outcome(run: Run, name: str):
+    return ("fault", run.fault) if run.fault else ("bytes", run.outputs.get(name))
+
+
+def _groups(runs, name) -> list:
+    """[[label, ...], ...]: runs whose outcome for buffer `name` is the same, largest group first."""
+    groups = []
+    for run in runs:
+        kind, value = _outcome(run, name)
+        for g in groups:
+            k2, v2 = g[0]
+            if kind == k2 and (kind == "fault" or _same(value, v2)):  # a fault is one outcome, wherever it is
+                g[1].append(run.label)
+                break
+        else:
+            groups.append([(kind, value), [run.label]])
+    groups.sort(key=lambda g: -len(g[1]))
+    return [g[1] for g in groups]
+
+
+def vote(runs: list, roles: dict) -> dict:
+    """The verdict: ``status`` agree | disagree | unresolved, ``rows`` per buffer, ``unresolved`` the constructs."""
+    judged = [r for r in runs if not r.unresolved]
+    unresolved = [{"run": r.label, "construct": r.unresolved} for r in runs if r.unresolved]
+    names = list(roles)
+    rows, status = [], "agree"
+    for name in names:
+        # an input's row counts only runs that finished (a fault is already shown on each output)
+        voters = [r for r in judged if not r.fault] if roles[name] == "in" else judged
+        groups = _groups(voters, name) if voters else []
+        row = {"buffer": name, "role": roles[name], "groups": groups}
+        if len(groups) <= 1:
+            row["verdict"] = "agree"
+        elif len(groups[0]) > len(groups[1]):
+            row["verdict"] = "disagree"
+            row["majority"] = groups[0]
+            row["minority"] = [label for g in groups[1:] for label in g]
+            row["first_difference"] = _first_difference(voters, name, groups[0][0], row["minority"])
+        else:
+            row["verdict"] = "tie"
+        if row["verdict"] == "agree" and roles[name] == "in":
+            continue  # an input every run left alone: nothing to show
+        rows.append(row)
+    verdicts = {r["verdict"] for r in rows}
+    if unresolved or "tie" in verdicts:
+        status = "unresolved"
+    elif "disagree" in verdicts:
+        status = "disagree"
+    return {"status": status, "rows": rows, "unresolved": unresolved}
+
+
+def _first_difference(runs, name, reference, others) -> dict:
+    by = {r.label: r for r in runs}
+    ref = by[reference]
+    for label in others:
+        run = by[label]
+        if ref.fault or run.fault:
+            return {"run": label, "what": run.fault or "no fault", "majority": ref.fault or "no fault"}
+        a, b = ref.outputs[name].reshape(-1), run.outputs[name].reshape(-1)
+        if a.shape != b.shape:
+            return {"run": label, "what": f"shape {b.shape} vs {a.shape}"}
+        differ = np.flatnonzero(~_elementwise_same(a, b))
+        if differ.size:
+            i = int(differ[0])
+            return {"run": label, "index": i, "count": int(differ.size), "value": _plain(b[i]),
+                    "majority": _plain(a[i])}
+    return {}
+
+
+def _elementwise_same(a, b):
+    if a.dtype.kind == "f":
+        return (np.isnan(a) & np.isnan(b)) | (a.view(f"u{a.itemsize}") == b.view(f"u{b.itemsize}"))
+    return a == b
+
+
+def _plain(x):
+    """A numpy element as JSON can hold it: NaN and the infinities as their names (JSON has no such numbers)."""
+    x = x.item() if hasattr(x, "item") else x
+    return str(x) if isinstance(x, float) and x != x or x in (float("inf"), float("-inf")) else x
+
+
+@dataclass
+class Comparison:
+    kernel: str
+    mcpu: str
+    launch: Launch
+    runs: list
+    verdict: dict
+    assemblies: dict = field(default_factory=dict)  # label -> Assembly
+    seeds_run: int = 1
+
+    @property
+    def exit_code(self) -> int:
+        return {"agree": 0, "disagree": 1}.get(self.verdict["status"], 125)
+
+    def to_json(self) -> dict:
+        return {"format": FORMAT, "status": self.verdict["status"], "exit": self.exit_code, "kernel": self.kernel,
+                "mcpu": self.mcpu, "seed": self.launch.seed, "seeds_run": self.seeds_run,
+                "grid": list(self.launch.grid),
+                "block": list(self.launch.block), "scalars": self.launch.values,
+                "runs": [{"label": r.label, "executor": "ir" if r.label == IR_LABEL else "machine",
+                          "status": "unresolved" if r.unresolved else "fault" if r.fault else "ran",
+                          **({"unresolved": r.unresolved} if r.unresolved else {}),
+                          **({"fault": r.fault} if r.fault else {}), **({"note": r.detail} if r.detail else {}),
+                          **({"command": list(self.assemblies[r.label].command), "tool": self.assemblies[r.label].tool}
+                             if r.label in self.assemblies else {})} for r in self.runs],
+                "buffers": self.verdict["rows"], "unresolved": self.verdict["unresolved"]}
+
+
+def compare(ll, mcpu: str, opts, launch_text: str, llc: str | None = None, kernel: str | None = None,
+            seed: int = 0, block=None, extra: dict | None = None, schedule: str = "forward",
+            seeds: int = 1) -> Comparison:
+    """Run `ll` (a path) on the IR executor and at each llc level in `opts` on the machine (plus ``extra``:
+    label -> Assembly), and vote; with ``seeds`` > 1, inputs from seeds `seed`, `seed` + 1, ... until one does not
+    agree (that one is returned; else the last). Raises LaunchError / CodegenError for what the user must fix."""
+    from pathlib import Path
+
+    from gfxhound.amdgcn.codegen import from_ll
+    text = Path(ll).read_text(errors="replace")
+    names = kernel_names(text)
+    if kernel is None:
+        if len(names) != 1:
+            raise LaunchError(f"the module has {len(names)} kernels ({', '.join(names) or 'none'}); name one with "
+                              "--kernel")
+        kernel = names[0]
+    elif kernel not in names:
+        raise LaunchError(f"no kernel @{kernel} in the module (it has {', '.join(names) or 'none'})")
+    params = ir_params(text, kernel)
+    launch = make_launch(launch_text, params, seed, block)  # a bad spec stops before anything compiles
+    assemblies = {f"O{str(o).lstrip('Oo')}": from_ll(ll, mcpu, o, llc) for o in opts}
+    assemblies.update(extra or {})
+    for k in range(max(1, seeds)):
+        if k:
+            launch = make_launch(launch_text, params, seed + k, block)
+        runs = [run_ir(text, kernel, mcpu, launch, schedule)]
+        runs += [run_machine(label, asm, kernel, launch, schedule) for label, asm in assemblies.items()]
+        result = Comparison(kernel, mcpu, launch, runs, vote(runs, launch.roles), assemblies, k + 1)
+        if result.verdict["status"] != "agree":
+            break
+    return result

@@ -1,0 +1,211 @@
+"""`gfxhound emulate`: the IR executor and llc's code at each -O level on the machine-code executor judge each
+other (oracle/crosscheck.py); the real CLI in a child process, the real llc-22."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gfxhound.amdgcn import codegen
+from gfxhound.amdgcn.codegen import Assembly
+from gfxhound.oracle.crosscheck import Run, compare, vote
+from gfxhound.oracle.crosscheck_launch import boundary_values, draw, make_launch
+
+DATA = Path(__file__).parent / "data"
+LLC = codegen.find_llc() if Path(codegen.DEFAULT_LLC).exists() or shutil.which("llc-22") else None
+pytestmark = pytest.mark.skipif(LLC is None, reason="no llc-22 (Debian's llvm-22)")
+ADD = "a: u32[N]; b: u32[N]; c: u32[N] out; n: N; N: 300; grid: cdiv(N, 256); block: 256"
+
+
+def emulate(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "gfxhound", "emulate", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def mutated_o2(tmp_path) -> Path:
+    """llc's -O2 code of add_i32 with its one data add turned into a subtract: a planted miscompile."""
+    text = codegen.from_ll(DATA / "add_i32.ll", "gfx942", 2).text
+    assert text.count("v_add_u32_e32") == 1
+    path = tmp_path / "mutated.s"
+    path.write_text(text.replace("v_add_u32_e32", "v_sub_u32_e32"))
+    return path
+
+
+def test_add_i32_agrees_at_o0_and_o2():
+    out = emulate(DATA / "add_i32.ll", "--mcpu", "gfx942", "--opt", "0,2", "--launch", ADD)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "verdict: agree (exit 0)" in out.stdout
+    row = next(line for line in out.stdout.splitlines() if line.split()[:2] == ["c", "out"])
+    assert row.split()[2:] == ["A", "A", "A", "agree"]  # IR, O0, O2
+
+
+def test_a_planted_miscompile_disagrees_and_is_named(tmp_path):
+    out = emulate(DATA / "add_i32.ll", "--opt", "0,2", "--launch", ADD, "--asm", mutated_o2(tmp_path))
+    assert out.returncode == 1, out.stdout + out.stderr
+    line = next(line for line in out.stdout.splitlines() if line.startswith("disagree:"))
+    assert line.startswith("disagree: c: mutated.s against IR, O0, O2")
+    assert "first at index" in line
+
+
+def test_compare_votes_a_mutated_assembly_down(tmp_path):
+    mutated = codegen.from_s(mutated_o2(tmp_path), "gfx942")
+    result = compare(DATA / "add_i32.ll", "gfx942", [2], ADD, extra={"mutant": mutated})
+    assert result.exit_code == 1 and result.verdict["status"] == "disagree"
+    (row,) = result.verdict["rows"]
+    assert row["buffer"] == "c" and row["majority"] == ["IR", "O2"] and row["minority"] == ["mutant"]
+    diff = row["first_difference"]
+    a, b = result.launch.args[0], result.launch.args[1]
+    i = diff["index"]
+    assert diff["majority"] == int(a[i] + b[i]) and diff["value"] == int(a[i] - b[i])
+
+
+def test_a_tie_is_unresolved_never_decided_by_a_favourite():
+    same, other = np.arange(4, dtype=np.uint32), np.arange(4, dtype=np.uint32) + 1
+    verdict = vote([Run("IR", {"out": same}), Run("O0", {"out": other})], {"out": "out"})
+    assert verdict["status"] == "unresolved" and verdict["rows"][0]["verdict"] == "tie"
+    verdict = vote([Run("IR", {"out": same}), Run("O0", {"out": other}), Run("O2", {"out": other})],
+                   {"out": "out"})
+    assert verdict["status"] == "disagree" and verdict["rows"][0]["minority"] == ["IR"]
+    # a fault is an outcome: faults agree with each other wherever they are, and outvote bytes
+    verdict = vote([Run("IR", fault="EmulatedFault: at 0x10"), Run("O0", fault="MachineFault: at 0x7f00"),
+                    Run("O2", {"out": same})], {"out": "out"})
+    assert verdict["rows"][0]["minority"] == ["O2"] and verdict["rows"][0]["majority"] == ["IR", "O0"]
+    # an unresolved run makes the whole comparison unresolved, even when the rest agree
+    verdict = vote([Run("IR", unresolved="LDS global @x"), Run("O0", {"out": same}), Run("O2", {"out": same})],
+                   {"out": "out"})
+    assert verdict["status"] == "unresolved" and verdict["unresolved"] == [{"run": "IR", "construct": "LDS global @x"}]
+
+
+def test_an_unmodelled_instruction_is_unresolved_and_named():
+    out = emulate(DATA / "dpp.ll", "--launch", "in: u32[64]; out: u32[64] out; grid: 1; block: 64")
+    assert out.returncode == 125, out.stdout + out.stderr
+    assert "unresolved: v_mov_b32_dpp" in out.stdout
+
+
+@pytest.mark.parametrize("spec, says", [
+    ("a u32", "write it as 'name: value'"),
+    ("a: u32[N]; grid: 1", "'N' is not given"),
+    ("a: u32[4]; b: u32[4]; c: u32[4] out; grid: 1", "does not give the kernel's argument 'n'"),
+    ("a: u32[4]; b: u32[4]; c: u32[4] out; n: 4", "no 'grid' entry"),
+])
+def test_a_bad_launch_is_one_line_and_exit_2(spec, says):
+    out = emulate(DATA / "add_i32.ll", "--launch", spec)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stdout == "" and len(out.stderr.strip().splitlines()) == 1 and says in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_bad_options_are_exit_2():
+    assert emulate(DATA / "add_i32.ll", "--opt", "0,5", "--launch", ADD).returncode == 2
+    assert emulate(DATA / "nothing.ll", "--launch", ADD).returncode == 2
+
+
+def _valid(stdout):
+    """stdout whole is one object that docs/schemas/emulate.json accepts."""
+    doc = json.loads(stdout)
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / "emulate.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]]
+    return doc
+
+
+def test_json_has_its_format_and_the_runs():
+    out = emulate(DATA / "add_i32.ll", "--opt", "2", "--launch", ADD, "--json")
+    assert out.returncode == 0, out.stderr
+    doc = _valid(out.stdout)
+    assert doc["format"] == "gfxhound.emulate/1" and doc["status"] == "agree" and doc["exit"] == 0
+    assert [r["label"] for r in doc["runs"]] == ["IR", "O2"] and doc["grid"] == [2, 1, 1]
+    assert doc["buffers"][0]["groups"] == [["IR", "O2"]]
+
+
+def test_json_of_a_disagreement_and_of_an_unresolved_run(tmp_path):
+    out = emulate(DATA / "add_i32.ll", "--opt", "0,2", "--launch", ADD, "--asm", mutated_o2(tmp_path), "--json")
+    assert out.returncode == 1, out.stderr
+    doc = _valid(out.stdout)
+    assert doc["status"] == "disagree" and doc["buffers"][0]["minority"] == ["mutated.s"]
+    out = emulate(DATA / "dpp.ll", "--opt", "2", "--launch", "in: u32[64]; out: u32[64] out; grid: 1", "--json")
+    assert out.returncode == 125, out.stderr
+    doc = _valid(out.stdout)
+    assert doc["unresolved"] == [{"run": "O2", "construct": "v_mov_b32_dpp: dpp encoding"}]
+
+
+def test_a_race_in_the_ir_itself_is_unresolved_not_blamed_on_the_ir_executor():
+    out = emulate(DATA / "lds_race.ll", "--opt", "0,2",
+                  "--launch", "in: fp32[256]; out: fp32[256] out; grid: 1; block: 256")
+    assert out.returncode == 125, out.stdout + out.stderr
+    assert "unresolved: a race between waves in the IR" in out.stdout
+
+
+def test_block_option_and_a_64_bit_kernel_agree():
+    out = emulate(DATA / "i64_ops.ll", "--opt", "0,1,2", "--block", "64",
+                  "--launch", "in: i64[64]; out: i64[64] out; d: 12345; grid: 1")
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_integer_inputs_carry_the_boundary_patterns():
+    assert [int(v) for v in boundary_values(np.uint32)] == [0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF]
+    drawn = draw("i32", [300], np.random.default_rng(0))
+    for v in boundary_values(np.int32):
+        assert (drawn == v).sum() >= 1
+    assert (draw("u32", [8], np.random.default_rng(0), role="out") == 0).all()
+    launch = make_launch(ADD, [(("p", 1), "a"), (("p", 1), "b"), (("p", 1), "c"), (("i", 32), "n")], seed=3)
+    assert launch.grid == (2, 1, 1) and launch.block == (256, 1, 1) and launch.args[3] == 300
+    again = make_launch(ADD, [(("p", 1), "a"), (("p", 1), "b"), (("p", 1), "c"), (("i", 32), "n")], seed=3)
+    assert np.array_equal(launch.args[0], again.args[0])
+
+
+def test_a_lost_barrier_is_a_race_of_the_machine_code_and_disagrees(tmp_path):
+    text = codegen.from_ll(DATA / "lds_barrier.ll", "gfx942", 2).text
+    assert "\ts_barrier\n" in text
+    (tmp_path / "nobarrier.s").write_text(text.replace("\ts_barrier\n", "", 1))
+    for schedule in ("forward", "reverse"):  # whichever order goes first, the race shows
+        out = emulate(DATA / "lds_barrier.ll", "--opt", "2", "--asm", tmp_path / "nobarrier.s", "--schedule",
+                      schedule, "--launch", "in: fp32[256]; out: fp32[256] out; grid: 1; block: 256")
+        assert out.returncode == 1, out.stdout + out.stderr
+        line = next(line for line in out.stdout.splitlines() if line.startswith("disagree:"))
+        assert line.startswith("disagree: out: nobarrier.s against IR, O2; a race between waves: out[")
+
+
+def test_unnamed_parameters_go_by_position(tmp_path):
+    text = (DATA / "add_i32.ll").read_text()
+    for old, new in (("a", "0"), ("b", "1"), ("c", "2"), ("n", "3")):
+        text = re.sub(rf"%{old}\b", f"%{new}", text)
+    (tmp_path / "unnamed.ll").write_text(text)
+    assert "i32 %3)" in text and not re.search(r"%[abcn]\b", text)
+    out = emulate(tmp_path / "unnamed.ll", "--opt", "2", "--launch",
+                  "arg0: u32[N]; arg1: u32[N]; arg2: u32[N] out; arg3: N; N: 300; grid: cdiv(N, 256); block: 256")
+    assert out.returncode == 0, out.stdout + out.stderr
+    out = emulate(tmp_path / "unnamed.ll", "--launch", "grid: 1")
+    assert out.returncode == 2 and "(it takes arg0, arg1, arg2, arg3)" in out.stderr
+
+
+def test_seeds_go_on_until_one_does_not_agree(tmp_path):
+    out = emulate(DATA / "add_i32.ll", "--opt", "2", "--seeds", "3", "--seed", "4", "--json", "--launch",
+                  "a: u32[N]; b: u32[N]; c: u32[N] out; n: N; N: 1..600; grid: cdiv(N, 256); block: 256")
+    assert out.returncode == 0, out.stderr
+    doc = _valid(out.stdout)
+    assert doc["seeds_run"] == 3 and doc["seed"] == 6
+    out = emulate(DATA / "add_i32.ll", "--opt", "2", "--seeds", "5", "--launch", ADD, "--asm", mutated_o2(tmp_path),
+                  "--json")
+    assert out.returncode == 1 and json.loads(out.stdout)["seeds_run"] == 1  # the first seed shows it
+
+
+def test_params_are_read_off_the_define_line_when_the_ir_reader_fails(monkeypatch):
+    from gfxhound.oracle import crosscheck as C
+    from gfxhound.oracle.emulate import ir
+    text = (DATA / "preload.ll").read_text()
+    want = ir.parse(text).functions["preload"].params
+
+    def refuse(_):
+        raise ValueError("unreadable")
+    monkeypatch.setattr(ir, "parse", refuse)
+    assert C.ir_params(text, "preload") == want == [(("p", 1), "out"), (("i", 32), "v")]
+    launch = C.make_launch("out: i32[64] out; v: 7; grid: 1", want)
+    run = C.run_ir(text, "preload", "gfx942", launch)
+    assert run.unresolved.startswith("the IR executor cannot read the module (ValueError: unreadable)")
