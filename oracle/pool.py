@@ -254,8 +254,10 @@ class TargetPools:
 
 
 def split_workers(workers: int, parts: int) -> list:
-    """`workers` over `parts` pools as evenly as can be, at least one each."""
-    return [max(1, workers // parts + (i < workers % parts)) for i in range(parts)]
+    """`workers` over `parts` pools as evenly as can be, at least two each: pebble gives up on a pool whose only
+    worker dies while it has no task ("All workers expired"), and a campaign of two targets on two workers lost
+    kernels to it (38 of 42 judged)."""
+    return [max(2, workers // parts + (i < workers % parts)) for i in range(parts)]
 
 
 def mark_ready(ready_dir: Path):

@@ -28,7 +28,8 @@ def log_target(task):
 def test_split_workers():
     assert split_workers(8, 2) == [4, 4]
     assert split_workers(5, 2) == [3, 2]
-    assert split_workers(1, 2) == [1, 1]  # every target gets a worker
+    assert split_workers(1, 2) == [2, 2]  # at least two per target: a pool of one worker can break
+    assert split_workers(3, 2) == [2, 2]
     assert split_workers(3, 1) == [3]
 
 
