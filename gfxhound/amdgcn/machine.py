@@ -16,15 +16,15 @@ What the machine adds around the pseudocode (docs/amdgcn-pcode.md: "the machine 
   their IEEE bits at the operand's width (16, 32, 64); 32-bit literals as written, on a 64-bit operand only where
   zero- and sign-extension agree (0..0x7fffffff) and the operand is not f64 (else ``NotModelled``).
 - input modifiers neg/abs (float ops only: sign bit flipped/cleared at the operand's width) and ``clamp`` on an
-  f32/f64 result (to [0, 1]; a NaN result is ``NotModelled``: DX10_CLAMP). omod, op_sel, SDWA, DPP: ``NotModelled``.
+  f32/f64 result (to [0, 1]; a NaN result is ``NotModelled``: DX10_CLAMP). DPP, SDWA, op_sel/op_sel_hi/neg_lo/
+  neg_hi and OMOD: machine_modifiers.py, applied by machine_valu.py.
 - policies the pseudocode leaves open: a lane mask a VALU op writes (a compare's D0, a carry-out) has 0 for
-  inactive lanes; a VALU result reaches active lanes only; a VALU op is given its old D0 only if it reads D0, so a
-  16-bit result (whose high half gfx9 may keep or zero) is ``NotModelled`` rather than guessed.
+  inactive lanes; a VALU result reaches active lanes only; a 16-bit result's high half (decision 29, machine_valu.py).
 - cross-lane moves (machine_lanes.py; their pseudocode reads other lanes): ``v_readlane_b32``,
   ``v_writelane_b32``, ``v_readfirstlane_b32``, ``ds_permute/bpermute_b32``; AGPR moves
   ``v_accvgpr_read/write/mov_b32`` (an AGPR file of its own).
 - memory: global/flat/SMEM/DS addresses through the pseudocode's Calc*Addr hooks (LDS addresses wrap at 32 bits;
-  MUBUF/MTBUF buffer instructions are ``NotModelled``); ``s_barrier`` stops the wave for run.py; ``s_waitcnt``
+  MUBUF through machine_buffer.py with the guide's range checks; MTBUF is ``NotModelled``); ``s_barrier`` stops the wave for run.py; ``s_waitcnt``
   is accepted and what is outstanding is recorded (``Wave.outstanding``; a read of a register a load has not been
   waited for is appended to ``Wave.hazards``): loads complete at issue for now.
 - branches: the SOPP pseudocode decides taken / not taken (run with PC 0, SIMM16 1); the target is asm.py's.

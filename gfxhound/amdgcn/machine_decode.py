@@ -66,8 +66,8 @@ def _barrier(w):
 def decode(ins):
     """The step of one Instruction; raises NotModelled (naming it) for what the machine does not run."""
     mn = ins.mnemonic
-    if ins.encoding in ("sdwa", "dpp", "e64_dpp"):
-        raise NotModelled(ins.name, f"{ins.encoding} encoding")
+    if ins.encoding == "e64_dpp":
+        raise NotModelled(ins.name, "VOP3 DPP (a gfx11+ encoding)")
     if mn == "s_endpgm":
         return lambda w: setattr(w, "done", True)
     if mn in NOOPS:
@@ -87,13 +87,17 @@ def decode(ins):
             return _smem(ins, op)
         if "DS" in fams:
             return _ds(ins, op)
+        if "MUBUF" in fams and mn.startswith("buffer_"):
+            from gfxhound.amdgcn.machine_buffer import buffer_step
+            return buffer_step(ins, op)
         if fams & {"GLOBAL", "FLAT"}:
             return _vmem(ins, op, "GLOBAL" in fams and mn.startswith("global_"))
         raise NotModelled(mn, f"memory family {'/'.join(op.families)}")
     if "PC" in op.outputs:
         return _branch(ins, op)
     if fams & VALU_FAMILIES and op.lanes:
-        return _valu(ins, op)
+        from gfxhound.amdgcn.machine_valu import valu
+        return valu(ins, op)
     if fams & {"SOP1", "SOP2", "SOPC", "SOPK"}:
         return _salu(ins, op, "SOPK" in fams)
     raise NotModelled(mn, f"family {'/'.join(op.families)}")
@@ -160,79 +164,6 @@ def _salu(ins, op, sopk: bool):
             (writes[name](w, value) if name in writes else state_out[name](w, value))
         w.pc += 1
     return step
-
-
-def _valu_names(ins, op):
-    mn, n = ins.mnemonic, len(ins.operands)
-    srcs = [s for s in ("S0", "S1", "S2") if s in op.widths]
-    if "VOPC" in op.families and "D0" in op.lane_masks:
-        return ["D0"] + srcs
-    dst = ["D0"] if "D0" in op.outputs else []
-    if "D1" in op.outputs:
-        return dst + ["D1"] + srcs
-    if "VCC" in op.outputs:       # carry-out: VCC (e32) or sdst (e64), carry-in last
-        return dst + ["VCC"] + srcs + (["VCC_IN"] if "VCC" in op.inputs else [])
-    if "SIMM32" in op.widths:
-        return dst + (["S0", "SIMM32", "S1"] if mn.endswith("mk_f32") or "mk_" in mn else ["S0", "S1", "SIMM32"])
-    if "VCC" in op.inputs and n == len(dst) + len(srcs) + 1:
-        return dst + srcs + ["VCC"]
-    return dst + srcs
-
-
-def _valu(ins, op):
-    mn = ins.mnemonic
-    _check_modifiers(ins, ("clamp", "bitop3"))
-    if not op.outputs:
-        raise NotModelled(mn, "its pseudocode writes no register the machine knows (v_bitop3: `D.b32`, not D0)")
-    clamp = bool(ins.mod("clamp"))
-    if clamp and not _FLOAT.search(mn) or clamp and op.widths.get("D0") not in (32, 64):
-        raise NotModelled(mn, "clamp on a result that is not f32/f64")
-    names = _valu_names(ins, op)
-    if len(names) != len(ins.operands):
-        raise NotModelled(ins.name, f"{len(ins.operands)} operands for {names}")
-    reads, writes = [], {}
-    for name, o in zip(names, ins.operands):
-        key = "VCC" if name == "VCC_IN" else name
-        width = op.widths[key]
-        if name == "VCC_IN" or (name in op.inputs and name != "VCC") or (name == "VCC" and "VCC" not in op.outputs):
-            reads.append((key, reader(o, width, mn, _hazard(ins.index))))
-        if name in op.outputs:
-            writes[name] = writer(o, width, mn)
-    for name in sorted(op.lane_masks - op.inputs - {"EXEC"}):   # inactive lanes' bits: 0 (written below)
-        reads.append((name, lambda w: 0))
-    if ins.mod("bitop3") is not None:   # the truth table sits in the OMOD, ABS and NEG fields: TTBL = {OMOD, ABS, NEG}
-        table = int(ins.mod("bitop3")) & 0xFF
-        reads += [("INST.OMOD", lambda w: table >> 6), ("INST.ABS", lambda w: table >> 3 & 7),
-                  ("INST.NEG", lambda w: table & 7)]
-    elif {"INST.OMOD", "INST.ABS", "INST.NEG"} & op.inputs:
-        reads += [(n, lambda w: 0) for n in ("INST.OMOD", "INST.ABS", "INST.NEG") if n in op.inputs]
-    reads += _state_inputs(op, [n.replace("VCC_IN", "VCC") for n in names] + [n for n, _ in reads])
-    state_out = _state_writers(op, names)
-    masks = set(op.lane_masks) - {"EXEC"}
-    d0_bits = op.widths.get("D0", 32)
-
-    def step(w):
-        lanes = w.lanes()
-        out = op.run({name: get(w) for name, get in reads}, exec_mask=w.exec)
-        for name, value in out.items():
-            if name in masks:
-                value = int(value) & w.exec
-            elif name == "D0" and clamp:
-                value = _clamp(value, d0_bits, mn, lanes)
-            if name in writes:
-                writes[name](w, value, lanes if isinstance(value, np.ndarray) else None)
-            else:
-                state_out[name](w, value)
-        w.pc += 1
-    return step
-
-
-def _clamp(bits, width, mn, lanes):
-    ft, ut = (np.float32, np.uint32) if width == 32 else (np.float64, np.uint64)
-    x = bits.astype(ut).view(ft)
-    if np.isnan(x[lanes]).any():
-        raise NotModelled(mn, "clamp of a NaN (DX10_CLAMP)")
-    return np.clip(x, ft(0), ft(1)).view(ut).astype(np.uint64)
 
 
 def _branch(ins, op):

@@ -18,6 +18,8 @@ class Kernel:
         self.function, self.max_steps = function, max_steps
         self.steps = [decode(ins) for ins in function.instructions]
         self.mnemonics = sorted({ins.mnemonic for ins in function.instructions})
+        # the decisions of docs/amdgcn-pcode.md some step of this program rests on (a finding then is unconfirmed)
+        self.decisions = sorted({d for step in self.steps for d in getattr(step, "decisions", ())})
 
     def run(self, wave: Wave, entry: int | None = None) -> Wave:
         steps, n, limit = self.steps, len(self.steps), self.max_steps

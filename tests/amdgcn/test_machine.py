@@ -144,12 +144,11 @@ def test_out_of_range_load_faults():
 
 
 def test_unmodelled_instruction_is_named_before_running():
+    text = asm("add_i32").text.replace("v_add_u32_e32 v2, v6, v7", "v_mfma_f32_4x4x1_16b_f32 a[0:3], v6, v7, 0")
+    a, b, c = add_inputs(64, 64)
     with pytest.raises(NotModelled) as err:
-        launch(asm("dpp"), None, {"in": np.zeros(64, np.uint32), "out": np.zeros(64, np.uint32)})
-    assert err.value.mnemonic == "v_mov_b32_dpp"
-    with pytest.raises(NotModelled, match="op_sel") as err:
-        launch(asm("mixed"), None, {k: np.zeros(64, np.uint32) for k in ("in", "h", "out")})
-    assert err.value.mnemonic == "v_pk_mul_f16"
+        launch(text, None, {"a": a, "b": b, "c": c, "n": 64})
+    assert err.value.mnemonic.startswith("v_mfma")   # raised while decoding: before any wave ran
 
 
 def test_registers_start_as_canaries():

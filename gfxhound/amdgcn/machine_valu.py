@@ -1,0 +1,183 @@
+"""The step of a VALU instruction (VOP1, VOP2, VOPC, VOP3, VOP3SD, VOP3P) for machine_decode.py: operands mapped to
+the pseudocode's names, each source read through its encoding's modifiers (machine_modifiers.py: DPP, SDWA,
+op_sel, packed halves, neg/abs), the pseudocode run on the active lanes, and the result written back through
+OMOD, clamp, the SDWA destination select and the lanes a DPP row/bank mask leaves.
+
+Why a module of its own: this is where the encodings meet the pseudocode, and it is the one step with policies of
+its own (docs/amdgcn-pcode.md, decisions 14 and 26-31); the decoder of the other families stays small.
+
+16-bit results (decision 29): the pseudocode writes `D0.u16`/`D0.f16` and says nothing of bits 31:16. The machine
+zeroes them, except for the instructions whose VOP3 description writes a destination half chosen by op_sel
+(`PRESERVE_HIGH`: the other half is kept). A finding on a kernel that ran a 16-bit result rests on this decision:
+``Kernel.decisions`` lists it.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from gfxhound.amdgcn.machine import _FLOAT, _check_modifiers, _hazard, reader, writer
+from gfxhound.amdgcn.machine_modifiers import (dpp_source, dpp_write_lanes, omod, op_sel_source, packed_source,
+                                               sdwa_destination, sdwa_source)
+from gfxhound.amdgcn.asm_modifiers import DPP, SDWA
+from gfxhound.amdgcn.pcode import NotModelled
+
+__all__ = ["valu", "PRESERVE_HIGH"]
+
+PRESERVE_HIGH = frozenset({"v_mad_f16", "v_mad_u16", "v_mad_i16", "v_fma_f16", "v_div_fixup_f16", "v_mac_f16",
+                           "v_mad_mixlo_f16", "v_pk_fmac_f16"})
+_HALF_RESULT = re.compile(r"\bD0\.[uifb]16\s*=")
+_HALF_OPERAND = re.compile(r"_[uifb]16(?:_|$)")
+PACKED_OPSEL = frozenset({"op_sel", "op_sel_hi", "neg_lo", "neg_hi"})
+
+
+def _valu_names(ins, op):
+    mn, n = ins.mnemonic, len(ins.operands)
+    srcs = [s for s in ("S0", "S1", "S2") if s in op.widths]
+    if "VOPC" in op.families and "D0" in op.lane_masks:
+        return ["D0"] + srcs
+    dst = ["D0"] if "D0" in op.outputs else []
+    if "D1" in op.outputs:
+        return dst + ["D1"] + srcs
+    if "VCC" in op.outputs:       # carry-out: VCC (e32) or sdst (e64), carry-in last
+        return dst + ["VCC"] + srcs + (["VCC_IN"] if "VCC" in op.inputs else [])
+    if "SIMM32" in op.widths:
+        return dst + (["S0", "SIMM32", "S1"] if mn.endswith("mk_f32") or "mk_" in mn else ["S0", "S1", "SIMM32"])
+    if "VCC" in op.inputs and n == len(dst) + len(srcs) + 1:
+        return dst + srcs + ["VCC"]
+    return dst + srcs
+
+
+def _allowed(ins, op) -> set:
+    allowed = {"clamp", "bitop3", "mul", "div"}
+    if ins.encoding == "dpp":
+        allowed |= DPP
+    elif ins.encoding == "sdwa":
+        allowed |= SDWA
+    else:
+        allowed |= PACKED_OPSEL
+    return allowed
+
+
+def _source(ins, op, name, o, width, mn, is_float, packed):
+    hazard = _hazard(ins.index)
+    if ins.encoding == "dpp" and name == "S0":
+        return dpp_source(ins, o, width, mn, is_float, hazard)
+    if ins.encoding == "sdwa" and name in ("S0", "S1"):
+        return sdwa_source(ins, "src0_sel" if name == "S0" else "src1_sel", o, width, mn, is_float, hazard)
+    k = ("S0", "S1", "S2").index(name) if name in ("S0", "S1", "S2") else None
+    if packed and k is not None:
+        return packed_source(ins, o, k, width // 2, mn, is_float, hazard)
+    if k is not None and ins.mod("op_sel") is not None and "OPSEL" not in op.inputs:
+        half = 16 if _HALF_OPERAND.search(mn) else width
+        return op_sel_source(o, k, ins.mod("op_sel"), half, mn, is_float, hazard)
+    return reader(o, width, mn, hazard)
+
+
+def _high_half_policy(ins, op, mn):
+    """(old-D0 reader or None, where the 16-bit result goes): decision 29."""
+    sel = ins.mod("op_sel") or ()
+    dst_high = len(sel) > 3 and bool(sel[3]) and "OPSEL" not in op.inputs
+    if not _HALF_RESULT.search(op.text) or "D0" in op.inputs:
+        if dst_high:
+            raise NotModelled(mn, "op_sel on the destination of an op without a 16-bit result")
+        return None, False
+    if mn in PRESERVE_HIGH:
+        return reader(ins.operands[0], 32, mn), dst_high
+    if dst_high:
+        raise NotModelled(mn, "op_sel[3] on an op whose description does not write a chosen half")
+    return (lambda w: 0), False
+
+
+def valu(ins, op):
+    """The step of one VALU instruction; raises NotModelled naming what the machine does not run."""
+    mn = ins.mnemonic
+    _check_modifiers(ins, _allowed(ins, op))
+    if not op.outputs:
+        raise NotModelled(mn, "its pseudocode writes no register the machine knows")
+    is_float = bool(_FLOAT.search(mn))
+    packed = "VOP3P" in op.families and not ({"OPSEL", "OPSEL_HI"} & op.inputs) and mn.startswith("v_pk_")
+    clamp = bool(ins.mod("clamp"))
+    if clamp and (not is_float or op.widths.get("D0") not in (32, 64) or packed):
+        raise NotModelled(mn, "clamp on a result that is not f32/f64")
+    names = _valu_names(ins, op)
+    if len(names) != len(ins.operands):
+        raise NotModelled(ins.name, f"{len(ins.operands)} operands for {names}")
+    if ins.encoding == "dpp" and "VOPC" in op.families:
+        raise NotModelled(ins.name, "a DPP compare (which mask bits a disabled lane leaves)")
+    reads, writes = [], {}
+    for name, o in zip(names, ins.operands):
+        key = "VCC" if name == "VCC_IN" else name
+        width = op.widths[key]
+        if name == "VCC_IN" or (name in op.inputs and name != "VCC") or (name == "VCC" and "VCC" not in op.outputs):
+            reads.append((key, _source(ins, op, key, o, width, mn, is_float, packed) if key.startswith("S")
+                          else reader(o, width, mn, _hazard(ins.index))))
+        if name in op.outputs:
+            writes[name] = writer(o, width, mn)
+    for name in sorted(op.lane_masks - op.inputs - {"EXEC"}):   # inactive lanes' bits: 0 (written below)
+        reads.append((name, lambda w: 0))
+    if ins.mod("bitop3") is not None:   # the truth table sits in the OMOD, ABS and NEG fields: TTBL = {OMOD, ABS, NEG}
+        table = int(ins.mod("bitop3")) & 0xFF
+        reads += [("INST.OMOD", lambda w: table >> 6), ("INST.ABS", lambda w: table >> 3 & 7),
+                  ("INST.NEG", lambda w: table & 7)]
+    elif {"INST.OMOD", "INST.ABS", "INST.NEG"} & op.inputs:
+        reads += [(n, lambda w: 0) for n in ("INST.OMOD", "INST.ABS", "INST.NEG") if n in op.inputs]
+    if {"OPSEL", "OPSEL_HI"} & op.inputs:
+        bits = lambda v: sum(int(b) << i for i, b in enumerate(v or ()))
+        sel, sel_hi = bits(ins.mod("op_sel")), bits(ins.mod("op_sel_hi"))
+        reads += [(n, (lambda v: lambda w: v)(sel if n == "OPSEL" else sel_hi))
+                  for n in ("OPSEL", "OPSEL_HI") if n in op.inputs]
+    from gfxhound.amdgcn.machine_decode import _state_inputs, _state_writers
+    reads += _state_inputs(op, [n.replace("VCC_IN", "VCC") for n in names] + [n for n, _ in reads])
+    state_out = _state_writers(op, names)
+    masks = set(op.lane_masks) - {"EXEC"}
+    d0_bits = op.widths.get("D0", 32)
+    half = bool(_HALF_RESULT.search(op.text)) and "D0" not in op.inputs
+    old_d0, to_high = _high_half_policy(ins, op, mn) if "D0" in writes else (None, False)
+    if old_d0 is not None:
+        reads.append(("D0", (lambda w: 0) if to_high else old_d0))
+    high_old = reader(ins.operands[0], 32, mn) if to_high else None
+    scale = omod(ins, d0_bits, mn) if is_float else None
+    if scale is None and (ins.mod("mul") is not None or ins.mod("div") is not None):
+        raise NotModelled(mn, "omod on an integer result")
+    place = sdwa_destination(ins, 16 if half else d0_bits, mn) if ins.encoding == "sdwa" and "D0" in writes \
+        and "VOPC" not in op.families else None
+    sdwa_old = reader(ins.operands[0], 32, mn) if place is not None else None
+    write_lanes = dpp_write_lanes(ins)[0] if ins.encoding == "dpp" else (lambda w: w.lanes())
+
+    def step(w):
+        lanes = write_lanes(w)
+        inputs = {name: get(w) for name, get in reads}
+        if place is not None:
+            inputs["D0"] = 0
+        out = op.run(inputs, exec_mask=w.exec)
+        for name, value in out.items():
+            if name in masks:
+                value = int(value) & w.exec
+            elif name == "D0":
+                if scale is not None:
+                    value = scale(value)
+                if clamp:
+                    value = _clamp(value, d0_bits, mn, lanes)
+                if to_high:
+                    old = np.asarray(high_old(w), np.uint64)
+                    value = ((np.asarray(value, np.uint64) & np.uint64(0xFFFF)) << np.uint64(16)) | \
+                        (old & np.uint64(0xFFFF))
+                if place is not None:
+                    value = place(value, sdwa_old(w))
+            if name in writes:
+                writes[name](w, value, lanes if isinstance(value, np.ndarray) else None)
+            else:
+                state_out[name](w, value)
+        w.pc += 1
+    step.decisions = (29,) if half else ()
+    return step
+
+
+def _clamp(bits, width, mn, lanes):
+    ft, ut = (np.float32, np.uint32) if width == 32 else (np.float64, np.uint64)
+    x = np.asarray(bits, np.uint64).astype(ut).view(ft)
+    if np.isnan(x[lanes]).any():
+        raise NotModelled(mn, "clamp of a NaN (DX10_CLAMP)")
+    return np.clip(x, ft(0), ft(1)).view(ut).astype(np.uint64)

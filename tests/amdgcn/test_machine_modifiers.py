@@ -1,0 +1,185 @@
+"""DPP, SDWA, op_sel/op_sel_hi, OMOD and 16-bit results on the machine (gfxhound/amdgcn/machine_modifiers.py,
+machine_valu.py). Each test quotes the guide's words it checks; expected values are plain integer arithmetic by
+hand, never from the IR executor.
+
+The kernels: llc-22's code for tests/amdgcn/data/dpp.ll and add_i32.ll, and add_i32's -O2 code with its
+`v_add_u32_e32 v2, v6, v7` replaced by the instruction under test (v6 = a[i], v7 = b[i], v2 is stored to c[i]).
+"""
+from __future__ import annotations
+
+import shutil
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gfxhound.amdgcn import codegen
+from gfxhound.amdgcn.asm import parse_program
+from gfxhound.amdgcn.machine_modifiers import dpp_lanes
+from gfxhound.amdgcn.run import NotModelled, launch
+
+pytestmark = pytest.mark.skipif(shutil.which("llc-22") is None and not Path(codegen.DEFAULT_LLC).exists(),
+                                reason="needs Debian's llc-22")
+DATA = Path(__file__).parent / "data"
+N = 64
+A = np.array([0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0, 0x12F4A5B6, 0x00018000, 0x3C003C00, 0xC0004400] * 8, np.uint32)
+B = np.array([1, 0x80000000, 0x80FF7F01, 0xFFFFFFFF, 0x0000FFFF, 0x7FFF8001, 0x40003800, 0xBC00C000] * 8, np.uint32)
+
+
+def _add_with(*lines: str, mcpu: str = "gfx942") -> np.ndarray:
+    text = codegen.from_ll(DATA / "add_i32.ll", mcpu, 2).text
+    assert "\tv_add_u32_e32 v2, v6, v7\n" in text
+    text = text.replace("\tv_add_u32_e32 v2, v6, v7\n", "".join(f"\t{line}\n" for line in lines))
+    c = np.zeros(N, np.uint32)
+    return launch(text, None, {"a": A, "b": B, "c": c, "n": N}).outputs["c"]
+
+
+def _ints(x) -> np.ndarray:
+    return np.asarray(x, np.int64)
+
+
+# ---- DPP -------------------------------------------------------------------------------------------------------
+def test_dpp_controls_follow_the_guide_table():
+    """DPP_CTRL: "Row shift left by 1-15 threads", "Row shift right", "Row rotate right", "Wavefront left shift by
+    1 thread", "Mirror threads within row", "Mirror threads within half row (8 threads)", "Broadcast 15th thread of
+    each row to next row", "Broadcast thread 31 to rows 2 and 3"."""
+    def lanes(mods):
+        ins = parse_program(f".text\n.type f,@function\nf:\n\tv_mov_b32_dpp v0, v1 {mods}\n.size f, 4\n") \
+            .function("f").instructions[0]
+        src, ok = dpp_lanes(ins)
+        return src.tolist(), ok.tolist()
+    src, ok = lanes("row_shl:1")
+    assert src[0] == 1 and src[14] == 15 and not ok[15] and ok[14] and src[16] == 17
+    src, ok = lanes("row_shr:3")
+    assert src[3] == 0 and not ok[2] and src[19] == 16 and not ok[18]
+    src, ok = lanes("row_ror:1")
+    assert src[0] == 15 and src[17] == 16 and all(ok)
+    src, ok = lanes("wave_shr:1")
+    assert src[16] == 15 and not ok[0] and all(ok[1:])
+    src, ok = lanes("wave_rol:1")
+    assert src[63] == 0 and src[0] == 1 and all(ok)
+    src, _ = lanes("row_mirror")
+    assert src[0] == 15 and src[20] == 27
+    src, _ = lanes("row_half_mirror")
+    assert src[0] == 7 and src[8] == 15 and src[21] == 18
+    src, ok = lanes("row_bcast:15")
+    assert src[16:32] == [15] * 16 and src[48] == 47 and not any(ok[:16]) and all(ok[16:])
+    src, ok = lanes("row_bcast:31")
+    assert src[32:] == [31] * 32 and not any(ok[:32])
+    src, _ = lanes("quad_perm:[3,2,1,0]")
+    assert src[:8] == [3, 2, 1, 0, 7, 6, 5, 4]
+
+
+@pytest.mark.parametrize("mcpu", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("opt", [0, 2])
+def test_dpp_kernel_runs_as_the_guide_says(mcpu, opt):
+    """dpp.ll: y = update.dpp(0, x, row_shl:1, bound_ctrl) ("BOUND_CTRL: write 0 when the source is out of range"),
+    g = update.dpp(1.0, f, quad_perm:[1,0,3,2], row_mask 0xa, bank_mask 0x5) ("ROW_MASK ... disabled (not
+    written)", "BANK_MASK: 24==0: lanes[0:3, 16:19, ...] are disabled"); out = y + fptosi(g)."""
+    x = (np.arange(N) + 0.5).astype(np.float32)
+    bits = x.view(np.uint32).astype(np.int64)
+    out = launch(codegen.from_ll(DATA / "dpp.ll", mcpu, opt), None,
+                 {"in": x.view(np.uint32), "out": np.zeros(N, np.uint32)}).outputs["out"]
+    for t in range(N):
+        row, j = divmod(t, 16)
+        y = int(bits[t + 1]) if j < 15 else 0
+        written = row in (1, 3) and (j // 4) in (0, 2)
+        g = int(x[t ^ 1]) if written else 1
+        assert int(out[t]) == (y + g) % 2 ** 32, t
+
+
+# ---- SDWA ------------------------------------------------------------------------------------------------------
+def test_sdwa_selects_sign_extension_and_unused_bits():
+    """SDWA: "SRC0_SEL: BYTE_0..3, WORD_0/1, DWORD", "SRC0_SEXT: sign extend", "DST_SEL", "DST_UNUSED: UNUSED_PAD
+    (pad with zeros), UNUSED_SEXT (sign extend upper bits), UNUSED_PRESERVE (keep the old bits)"."""
+    a, b = _ints(A), _ints(B)
+    byte1, byte3 = (a >> 8) & 0xFF, (b >> 24) & 0xFF
+    sbyte3 = np.where(byte3 & 0x80, byte3 - 256, byte3)
+    total = (byte1 + sbyte3) & 0xFFFF
+    got = _add_with("v_add_u32_sdwa v2, v6, sext(v7) dst_sel:WORD_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_1 "
+                    "src1_sel:BYTE_3")
+    assert got.tolist() == ((total << 16) & 0xFFFFFFFF).tolist()   # WORD_1 is the top: nothing above to extend
+    got = _add_with("v_add_u32_sdwa v2, v6, v7 dst_sel:BYTE_1 dst_unused:UNUSED_SEXT src0_sel:WORD_0 "
+                    "src1_sel:WORD_1")
+    field = ((a & 0xFFFF) + (b >> 16)) & 0xFF
+    expect = (field << 8) | np.where(field & 0x80, 0xFFFF0000, 0)
+    assert got.tolist() == expect.tolist()
+    got = _add_with("v_mov_b32_e32 v2, 0x12345678",
+                    "v_add_u32_sdwa v2, v6, v7 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD "
+                    "src1_sel:DWORD")
+    assert got.tolist() == ((0x12005678) | (((a + b) & 0xFF) << 16)).tolist()
+    got = _add_with("v_add_u32_sdwa v2, v6, v7 dst_sel:WORD_0 dst_unused:UNUSED_PAD src0_sel:BYTE_0 "
+                    "src1_sel:BYTE_0")
+    assert got.tolist() == (((a & 0xFF) + (b & 0xFF)) & 0xFFFF).tolist()
+
+
+# ---- op_sel, packed halves, 16-bit results ---------------------------------------------------------------------
+def test_packed_op_sel_and_op_sel_hi_pick_source_halves():
+    """VOP3P: "OP_SEL: select the low or high half of each source for the low result", "OP_SEL_HI: ... for the
+    high result" (default 1, the high half)."""
+    a, b = _ints(A), _ints(B)
+    lo, hi = lambda v: v & 0xFFFF, lambda v: v >> 16
+    got = _add_with("v_pk_add_u16 v2, v6, v7 op_sel:[1,0] op_sel_hi:[0,1]")
+    expect = ((hi(a) + lo(b)) & 0xFFFF) | (((lo(a) + hi(b)) & 0xFFFF) << 16)
+    assert got.tolist() == expect.tolist()
+    got = _add_with("v_pk_add_u16 v2, v6, v7")
+    assert got.tolist() == (((lo(a) + lo(b)) & 0xFFFF) | (((hi(a) + hi(b)) & 0xFFFF) << 16)).tolist()
+
+
+def test_vop3_op_sel_reads_the_high_half_and_16_bit_results_zero_the_rest():
+    """VOP3 OPSEL[k]: the high 16 bits of source k; a 16-bit result's bits 31:16 are zero (decision 29), except
+    for V_MAD_U16 and its kind, whose description keeps the other half (op_sel[3] writes the high half)."""
+    a, b = _ints(A), _ints(B)
+    got = _add_with("v_add_u16_e64 v2, v6, v7 op_sel:[1,0,0]")
+    assert got.tolist() == (((a >> 16) + (b & 0xFFFF)) & 0xFFFF).tolist()
+    got = _add_with("v_mov_b32_e32 v2, 0xabcd1234", "v_mad_u16 v2, v6, v7, v2 op_sel:[0,1,0,1]")
+    expect = ((((a & 0xFFFF) * (b >> 16) + 0x1234) & 0xFFFF) << 16) | 0x1234
+    assert got.tolist() == expect.tolist()
+
+
+def test_omod_scales_a_float_result_before_clamp():
+    """OMOD: "output modifier: 0 = none, 1 = *2, 2 = *4, 3 = /2"; then CLAMP to [0, 1]."""
+    fa, fb = A.view(np.float32).astype(np.float64), B.view(np.float32).astype(np.float64)
+    with np.errstate(all="ignore"):
+        got = _add_with("v_add_f32_e64 v2, v6, v7 div:2")
+        expect = ((fa + fb).astype(np.float32) * np.float32(0.5)).astype(np.float32)
+    same = (got == expect.view(np.uint32)) | (np.isnan(expect) & np.isnan(got.view(np.float32)))
+    assert same.all()
+
+
+def test_kernel_lists_the_decisions_it_rests_on():
+    from gfxhound.amdgcn.machine_kernel import Kernel
+    program = parse_program(codegen.from_ll(DATA / "add_i32.ll", "gfx942", 2).text)
+    assert Kernel(program.function("add_i32")).decisions == []
+    text = codegen.from_ll(DATA / "add_i32.ll", "gfx942", 2).text.replace(
+        "v_add_u32_e32 v2, v6, v7", "v_add_u16_e32 v2, v6, v7")
+    assert Kernel(parse_program(text).function("add_i32")).decisions == [29]
+
+
+def test_what_is_still_not_modelled_is_named():
+    with pytest.raises(NotModelled, match="mfma"):
+        launch(codegen.from_ll(DATA / "mixed.ll", "gfx942", 2), None,
+               {k: np.zeros(N, np.uint32) for k in ("in", "h", "out")})
+
+
+# ---- MUBUF -------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mcpu", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("opt", [0, 2])
+def test_raw_buffer_loads_out_of_range_read_zero(mcpu, opt):
+    """buffer.ll: out[t] = in[t + shift] + 1 through a raw buffer of NUM_RECORDS = nbytes. The guide's range
+    checking: an out-of-range load returns zero (a negative shift wraps the 32-bit offset far past the end)."""
+    x = (np.arange(40, dtype=np.uint32) * 2654435761).astype(np.uint32)
+    code = codegen.from_ll(DATA / "buffer.ll", mcpu, opt)
+    for shift in (3, 0xFFFFFFFE):
+        out = launch(code, None, {"in": x, "out": np.zeros(N, np.uint32), "nbytes": 160, "shift": shift}).outputs["out"]
+        for t in range(N):
+            j = (t + shift) % 2 ** 32
+            assert int(out[t]) == ((int(x[j]) if j < 40 else 0) + 1) % 2 ** 32, (shift, t)
+
+
+def test_a_buffer_access_straddling_the_end_is_not_modelled():
+    """An access that starts before NUM_RECORDS and ends past it: the guide does not say which bytes load."""
+    with pytest.raises(NotModelled, match="ends past NUM_RECORDS"):
+        launch(codegen.from_ll(DATA / "buffer.ll", "gfx942", 2), None,
+               {"in": np.zeros(40, np.uint32), "out": np.zeros(N, np.uint32), "nbytes": 150, "shift": 3})
