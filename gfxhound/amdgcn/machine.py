@@ -79,6 +79,7 @@ class Wave:
         self.mem = self.lds = None   # global memory and this workgroup's LDS (run.py's GlobalMemory)
         self.outstanding = {"vm": [], "lgkm": []}  # (instruction index, registers it writes), oldest first
         self.hazards = []                           # (instruction index, register) read before its load was waited
+        self.unordered = set()                      # instruction indices whose entries return out of order (SMEM)
 
     def lanes(self) -> np.ndarray:
         return ((np.uint64(self.exec) >> LANE) & np.uint64(1)).astype(bool)
@@ -240,8 +241,13 @@ def _hazard(index):
     return check
 
 
-def _record(w, counter, index, dest):
+def _record(w, counter, index, dest, ordered: bool = True):
+    """An issued load or store, outstanding under `counter` until an s_waitcnt retires it. Scalar memory returns
+    out of order (the guide: SMEM "can return out of order", so only lgkmcnt(0) waits for a given one):
+    `ordered=False` marks such an entry for _waitcnt."""
     entries = w.outstanding[counter]
     entries.append((index, dest))
+    if not ordered:
+        w.unordered.add(index)
     if len(entries) > 64:   # past what the counters hold (vmcnt 6 bits, lgkmcnt 4): the oldest have returned
         del entries[0]

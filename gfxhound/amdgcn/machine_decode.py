@@ -199,7 +199,7 @@ def _smem(ins, op):
     def step(w):
         out = op.run({"SBASE": base(w), "SOFFSET": soff(w), "OFFSET": offset}, memory=Port(w.mem, ins))
         put(w, out["SDATA"])
-        _record(w, "lgkm", ins.index, dest)
+        _record(w, "lgkm", ins.index, dest, ordered=False)
         w.pc += 1
     return step
 
@@ -294,7 +294,19 @@ def _waitcnt(ins):
 
     def step(w):
         for counter, n in limits:
-            if n is not None and len(w.outstanding[counter]) > n:
-                del w.outstanding[counter][:len(w.outstanding[counter]) - n]
+            entries = w.outstanding[counter]
+            if n is None or len(entries) <= n:
+                continue
+            done = len(entries) - n
+            if n == 0 or not w.unordered:
+                del entries[:done]
+                continue
+            # k entries returned, SMEM among them in any order: only the oldest in-order entries are sure to be
+            # back (as many as returned beyond the SMEM count); an SMEM entry is sure only at a count of 0
+            unordered = [e for e in entries if e[0] in w.unordered]
+            sure = max(0, done - len(unordered))
+            ordered = [e for e in entries if e[0] not in w.unordered]
+            retired = {id(e) for e in ordered[:sure]}
+            entries[:] = [e for e in entries if id(e) not in retired]
         w.pc += 1
     return step

@@ -183,3 +183,21 @@ def test_a_buffer_access_straddling_the_end_is_not_modelled():
     with pytest.raises(NotModelled, match="ends past NUM_RECORDS"):
         launch(codegen.from_ll(DATA / "buffer.ll", "gfx942", 2), None,
                {"in": np.zeros(40, np.uint32), "out": np.zeros(N, np.uint32), "nbytes": 150, "shift": 3})
+
+
+# ---- waitcnt and out-of-order scalar loads ------------------------------------------------------------------
+def test_scalar_loads_are_waited_for_only_at_lgkmcnt_zero():
+    """LGKM_CNT: scalar memory reads "can return out of order", so lgkmcnt(1) after two s_load does not retire
+    either of them: a read of the first one's SGPRs is a hazard; with lgkmcnt(0) it is not."""
+    text = codegen.from_ll(DATA / "add_i32.ll", "gfx942", 2).text
+    first = "\ts_load_dwordx4 s[0:3], s[4:5], 0x0\n\ts_load_dwordx2 s[6:7], s[4:5], 0x10\n"
+    assert first in text
+    a, b = A.copy(), B.copy()
+    for count, hazard in (("lgkmcnt(1)", True), ("lgkmcnt(0)", False)):
+        edited = text.replace(first + "\tv_ashrrev_i32_e32 v1, 31, v0\n\tv_lshlrev_b64 v[0:1], 2, v[0:1]\n"
+                              "\ts_waitcnt lgkmcnt(0)\n",
+                              first + "\tv_ashrrev_i32_e32 v1, 31, v0\n\tv_lshlrev_b64 v[0:1], 2, v[0:1]\n"
+                              f"\ts_waitcnt {count}\n")
+        assert edited != text or count == "lgkmcnt(0)"
+        r = launch(edited, None, {"a": a, "b": b, "c": np.zeros(N, np.uint32), "n": N})
+        assert bool(r.hazards) == hazard, (count, r.hazards)
