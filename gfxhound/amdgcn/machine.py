@@ -80,6 +80,9 @@ class Wave:
         self.outstanding = {"vm": [], "lgkm": []}  # (instruction index, registers it writes), oldest first
         self.hazards = []                           # (instruction index, register) read before its load was waited
         self.unordered = set()                      # instruction indices whose entries return out of order (SMEM)
+        from gfxhound.amdgcn.machine_hazards import WaitStates
+        self.waits = WaitStates()                   # recent producers of wait-state hazards (machine_hazards.py)
+        self.wait_hazards = []                      # (rule number, producer index, consumer index)
 
     def lanes(self) -> np.ndarray:
         return ((np.uint64(self.exec) >> LANE) & np.uint64(1)).astype(bool)

@@ -79,7 +79,10 @@ def decode(ins):
     from gfxhound.amdgcn.machine_lanes import SPECIAL
     special = SPECIAL.get(mn)
     if special:
-        return special(ins)
+        step = special(ins)
+        if mn.startswith("v_"):   # a VALU op: its first operand is what it writes (machine_hazards.py)
+            step.outputs = 1
+        return step
     op = compile_op(mn)
     fams = set(op.families)
     if op.memory:

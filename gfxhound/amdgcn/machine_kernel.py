@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from gfxhound.amdgcn.machine import MachineFault, StepLimit, Wave
 from gfxhound.amdgcn.machine_decode import decode
+from gfxhound.amdgcn.machine_hazards import step_info
 
 
 # ---- a decoded kernel ---------------------------------------------------------------------------------------
@@ -20,6 +21,9 @@ class Kernel:
         self.mnemonics = sorted({ins.mnemonic for ins in function.instructions})
         # the decisions of docs/amdgcn-pcode.md some step of this program rests on (a finding then is unconfirmed)
         self.decisions = sorted({d for step in self.steps for d in getattr(step, "decisions", ())})
+        # wait-state hazards (machine_hazards.py), checked on the executed path
+        self.infos = [step_info(ins, hasattr(step, "outputs"), getattr(step, "outputs", 1))
+                      for ins, step in zip(function.instructions, self.steps)]
 
     def run(self, wave: Wave, entry: int | None = None) -> Wave:
         steps, n, limit = self.steps, len(self.steps), self.max_steps
@@ -33,5 +37,7 @@ class Kernel:
             if wave.steps > limit:
                 raise StepLimit(f"{self.function.name}: more than {limit} instructions in one wave",
                                 self.function.instructions[wave.pc])
+            for rule, producer in wave.waits.issue(self.infos[wave.pc]):
+                wave.wait_hazards.append((rule.number, producer, wave.pc))
             steps[wave.pc](wave)
         return wave

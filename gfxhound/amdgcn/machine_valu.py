@@ -172,6 +172,7 @@ def valu(ins, op):
                 state_out[name](w, value)
         w.pc += 1
     step.decisions = (29,) if half else ()
+    step.outputs = sum(1 for name in names if name in op.outputs or name in op.lane_masks - op.inputs)
     return step
 
 

@@ -15,7 +15,8 @@ of every workgroup as the ABI (abi.py) says, run them, and hand back the buffers
   not a multiple of 64 starts with EXEC set for its real lanes only. Each workgroup has its own LDS
   (group_segment_size bytes, starting as the canary pattern).
 - returns ``Result``: ``outputs`` (name -> the array of each pointer argument after the run, its dtype and shape),
-  ``waves``, ``steps`` (instructions run), ``hazards`` (reads of a register whose load was not waited for).
+  ``waves``, ``steps`` (instructions run), ``hazards`` (reads of a register whose load was not waited for),
+  ``wait_hazards`` (pairs run closer than the guide's wait states allow: machine_hazards.py).
 
 Memory: each buffer sits at a fake 64-bit address of its own 8 GiB window, straddling a 4 GiB boundary (so address
 arithmetic that drops a carry into the high dword faults); everything outside the buffers is unmapped, and an
@@ -129,6 +130,7 @@ class Result:
     waves: int = 0
     steps: int = 0
     hazards: list = field(default_factory=list)
+    wait_hazards: list = field(default_factory=list)   # (workgroup, wave, rule, producer, consumer): machine_hazards
     memory: GlobalMemory | None = None
 
 
@@ -270,6 +272,7 @@ def launch(source, abi: KernelABI | None = None, args: dict | None = None, grid=
                     result.waves += 1
                     result.steps += wave.steps
                     result.hazards += [(gx, gy, gz, k, *h) for h in wave.hazards]
+                    result.wait_hazards += [(gx, gy, gz, k, *h) for h in wave.wait_hazards]
     for key, (region, array) in buffers.items():
         data = mem.region(region).data
         result.outputs[key] = data.view(array.dtype).reshape(array.shape).copy() if array.size else array.copy()

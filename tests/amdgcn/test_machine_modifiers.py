@@ -201,3 +201,28 @@ def test_scalar_loads_are_waited_for_only_at_lgkmcnt_zero():
         assert edited != text or count == "lgkmcnt(0)"
         r = launch(edited, None, {"a": a, "b": b, "c": np.zeros(N, np.uint32), "n": N})
         assert bool(r.hazards) == hazard, (count, r.hazards)
+
+
+# ---- wait-state hazards ----------------------------------------------------------------------------------------
+def _wait_hazards(*lines):
+    text = codegen.from_ll(DATA / "add_i32.ll", "gfx942", 2).text
+    text = text.replace("\tv_add_u32_e32 v2, v6, v7\n", "".join(f"\t{line}\n" for line in lines))
+    r = launch(text, None, {"a": A, "b": B, "c": np.zeros(N, np.uint32), "n": N})
+    return sorted({h[4] for h in r.wait_hazards}), r.outputs["c"]
+
+
+def test_a_dpp_read_too_soon_after_a_valu_write_is_a_hazard():
+    """"VALU writes VGPR -> VALU DPP reads that VGPR: 2 wait states" (Manually Inserted Wait States)."""
+    dpp = "v_add_u32_dpp v2, v7, v6 quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf"
+    assert _wait_hazards("v_mov_b32_e32 v7, v6", dpp)[0] == [1]
+    assert _wait_hazards("v_mov_b32_e32 v7, v6", "s_nop 0", dpp)[0] == [1]      # one wait state of two
+    rules, out = _wait_hazards("v_mov_b32_e32 v7, v6", "s_nop 1", dpp)
+    assert rules == [] and out.tolist() == ((_ints(A) * 2) % 2 ** 32).tolist()
+    assert _wait_hazards("v_mov_b32_e32 v5, v6", dpp)[0] == []                  # another VGPR: no pair
+
+
+def test_a_lane_select_written_by_valu_needs_four_wait_states():
+    """"VALU writes SGPR -> V_{READ,WRITE}LANE using that SGPR as the lane select: 4 wait states"."""
+    read = ["v_readfirstlane_b32 s10, v6", "v_readlane_b32 s11, v7, s10", "v_mov_b32_e32 v2, s11"]
+    assert _wait_hazards(*read)[0] == [3]
+    assert _wait_hazards(read[0], "s_nop 3", *read[1:])[0] == []

@@ -131,8 +131,9 @@ def test_loads_record_what_is_outstanding():
 def test_unmodelled_instructions_are_named_at_decode():
     for line, mnemonic in (("v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], a[0:15]", "v_mfma_f32_32x32x8_f16"),
                            ("s_getreg_b32 s0, hwreg(HW_REG_MODE)", "s_getreg_b32"),
-                           ("v_add_f32_e64 v0, v1, v2 mul:2", "v_add_f32"),
-                           ("v_mov_b32_sdwa v0, v1 dst_sel:WORD_1", "v_mov_b32_sdwa")):
+                           ("v_add_u32_e64 v0, v1, v2 mul:2", "v_add_u32"),            # omod on an integer
+                           ("v_mov_b32_dpp v0, v1 row_share:1", "v_mov_b32_dpp"),       # a gfx10+ DPP control
+                           ("v_cmp_eq_u32_dpp vcc, v1, v2 quad_perm:[1,0,3,2]", "v_cmp_eq_u32_dpp")):
         with pytest.raises(NotModelled) as err:
             Kernel(Function("t", (parse_statement(line, 1, 0),)))
         assert err.value.mnemonic == mnemonic

@@ -1,6 +1,6 @@
 ; out[i] = in[i + shift] through raw buffer loads with the buffer's size as its bound (out of range reads 0)
 target triple = "amdgcn-amd-amdhsa"
-define amdgpu_kernel void @buf(ptr addrspace(1) %in, ptr addrspace(1) %out, i32 %nbytes, i32 %shift) {
+define amdgpu_kernel void @buffer(ptr addrspace(1) %in, ptr addrspace(1) %out, i32 %nbytes, i32 %shift) {
   %t = call i32 @llvm.amdgcn.workitem.id.x()
   %nb64 = zext i32 %nbytes to i64
   %rin = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1) %in, i16 0, i64 %nb64, i32 159744)
