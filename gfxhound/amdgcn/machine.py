@@ -77,6 +77,7 @@ class Wave:
         self.scc, self.vcc, self.exec, self.m0 = 0, CANARY | CANARY << 32, M64, CANARY
         self.pc, self.done, self.steps, self.ieee, self.at_barrier = 0, False, 0, ieee, False
         self.mem = self.lds = None   # global memory and this workgroup's LDS (run.py's GlobalMemory)
+        self.private = None          # this wave's scratch (machine_private.PrivateMemory), when the kernel has one
         self.outstanding = {"vm": [], "lgkm": []}  # (instruction index, registers it writes), oldest first
         self.hazards = []                           # (instruction index, register) read before its load was waited
         self.unordered = set()                      # instruction indices whose entries return out of order (SMEM)

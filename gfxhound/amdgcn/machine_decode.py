@@ -90,6 +90,9 @@ def decode(ins):
             return _smem(ins, op)
         if "DS" in fams:
             return _ds(ins, op)
+        if "SCRATCH" in fams and mn.startswith("scratch_"):
+            from gfxhound.amdgcn.machine_private import scratch_step
+            return scratch_step(ins, op)
         if "MUBUF" in fams and mn.startswith("buffer_"):
             from gfxhound.amdgcn.machine_buffer import buffer_step
             return buffer_step(ins, op)

@@ -22,7 +22,8 @@ Memory: each buffer sits at a fake 64-bit address of its own 8 GiB window, strad
 arithmetic that drops a carry into the high dword faults); everything outside the buffers is unmapped, and an
 access that is not wholly inside one buffer raises ``MachineFault``. The kernarg segment is read-only; the AQL
 dispatch packet is mapped for the dispatch pointer; the queue pointer is a region whose access is ``NotModelled``.
-Not started (``NotModelled``): scratch (private segment, dynamic stack), float modes other than round-to-nearest
+Scratch: each wave gets private_segment_fixed_size bytes per lane (machine_private.py). Not started
+(``NotModelled``): a dynamic stack, scratch before gfx940, float modes other than round-to-nearest
 with denormals, wave32, the workgroup-info SGPR.
 Hidden kernargs: block counts, group sizes, remainders (0), grid dims; global offsets 0; pointers (hostcall, heap,
 queue, ...) 0, so a dereference faults.
@@ -38,6 +39,7 @@ from gfxhound.amdgcn.abi import KernelABI, kernel_abi
 from gfxhound.amdgcn.asm import Program, parse_program
 from gfxhound.amdgcn.machine import CANARY, MachineFault, NotModelled, Wave
 from gfxhound.amdgcn.machine_kernel import Kernel
+from gfxhound.amdgcn.machine_private import PrivateMemory
 
 __all__ = ["GlobalMemory", "MachineFault", "NotModelled", "Result", "launch"]
 
@@ -168,8 +170,10 @@ def _check_modes(abi: KernelABI):
     for key, want in MODES.items():
         if desc.get(key, want) != want:
             raise NotModelled("kernel", f"{key} = {desc[key]} (only round-to-nearest-even with denormals is modelled)")
-    if abi.private_segment_size or abi.dynamic_stack or abi.enable_private_segment:
-        raise NotModelled("kernel", "scratch (private segment) is not modelled yet")
+    if abi.dynamic_stack:
+        raise NotModelled("kernel", "a dynamic stack (uses_dynamic_stack): its size is not in the descriptor")
+    if (abi.private_segment_size or abi.enable_private_segment) and not abi.architected_flat_scratch:
+        raise NotModelled("kernel", "scratch without architected flat scratch (before gfx940)")
     if abi.wavefront_size != 64:
         raise NotModelled("kernel", f"wave{abi.wavefront_size}")
 
@@ -266,6 +270,8 @@ def launch(source, abi: KernelABI | None = None, args: dict | None = None, grid=
                 for first in range(0, threads, 64):
                     wave = _start_wave(abi, user, ids, seg, block, first, min(64, threads - first), ieee)
                     wave.mem, wave.lds = mem, lds
+                    if abi.private_segment_size:
+                        wave.private = PrivateMemory(abi.private_segment_size, CANARY.to_bytes(4, "little"))
                     waves.append(wave)
                 _run_group(program_kernel, waves, entry, schedule)
                 for k, wave in enumerate(waves):

@@ -226,3 +226,25 @@ def test_a_lane_select_written_by_valu_needs_four_wait_states():
     read = ["v_readfirstlane_b32 s10, v6", "v_readlane_b32 s11, v7, s10", "v_mov_b32_e32 v2, s11"]
     assert _wait_hazards(*read)[0] == [3]
     assert _wait_hazards(read[0], "s_nop 3", *read[1:])[0] == []
+
+
+# ---- scratch ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mcpu", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("opt", [0, 2])
+def test_scratch_is_private_to_each_lane(mcpu, opt):
+    """scratch.ll: each lane stores a[t] * i to its own arr[i] for i < 8 and reads back arr[k & 7]."""
+    code = codegen.from_ll(DATA / "scratch.ll", mcpu, opt)
+    assert "scratch_store_dword" in code.text
+    for k in (5, 0, 15):
+        out = launch(code, None, {"a": A, "c": np.zeros(N, np.uint32), "k": k}).outputs["c"]
+        assert out.tolist() == ((_ints(A) * (k & 7)) % 2 ** 32).tolist()
+
+
+def test_scratch_use_beyond_the_private_segment_faults():
+    """The descriptor declares the frame (private_segment_fixed_size); an access past it is the code generator's
+    bug, flagged as a fault naming the instruction."""
+    from gfxhound.amdgcn.run import MachineFault
+    text = codegen.from_ll(DATA / "scratch.ll", "gfx942", 2).text
+    load = next(line for line in text.splitlines() if "scratch_load_dword" in line)
+    with pytest.raises(MachineFault, match="beyond the private segment"):
+        launch(text.replace(load, load + " offset:64"), None, {"a": A, "c": np.zeros(N, np.uint32), "k": 1})
