@@ -178,6 +178,22 @@ def _check_modes(abi: KernelABI):
         raise NotModelled("kernel", f"wave{abi.wavefront_size}")
 
 
+def _check_allocation(function, abi: KernelABI):
+    """Registers past the descriptor's allocation are the code generator's bug (the hardware gives the wave only
+    what the descriptor asks for): VGPRs v0..accum_offset-1 (gfx90a+: AGPRs follow from accum_offset in one file
+    of next_free_vgpr), SGPRs s0..next_free_sgpr-1 (VCC and the other named registers are reserved apart)."""
+    vgprs = abi.accum_offset if abi.accum_offset else abi.next_free_vgpr
+    agprs = abi.next_free_vgpr - abi.accum_offset if abi.accum_offset and abi.next_free_vgpr else None
+    limits = {"v": vgprs, "a": agprs, "s": abi.next_free_sgpr}
+    for ins in function.instructions:
+        for op in ins.operands:
+            op = getattr(op, "base", op)
+            limit = limits.get(getattr(op, "file", None))
+            if limit is not None and op.last >= limit:
+                raise MachineFault(f"register {op} beyond the descriptor's allocation ({op.file}0..{op.file}"
+                                   f"{limit - 1})", ins)
+
+
 def _by_argument(abi, args) -> dict:
     """args (a dict by name or position, or a sequence by position) -> {KernArg: (key, value)}: positions count
     the kernel's visible arguments (Triton's metadata leaves names empty)."""
@@ -246,6 +262,7 @@ def launch(source, abi: KernelABI | None = None, args: dict | None = None, grid=
         raise ValueError(f"block {block} exceeds max_flat_workgroup_size {abi_max(abi)}")
     program_kernel.max_steps = max_steps
     _check_modes(abi)
+    _check_allocation(program_kernel.function, abi)
     mem = GlobalMemory()
     seg, buffers = _kernargs(abi, args or {}, grid, block, mem)
     kernarg_base = mem.map("kernarg segment", seg, writable=False, straddle=False)

@@ -223,7 +223,7 @@ def test_a_dpp_read_too_soon_after_a_valu_write_is_a_hazard():
 
 def test_a_lane_select_written_by_valu_needs_four_wait_states():
     """"VALU writes SGPR -> V_{READ,WRITE}LANE using that SGPR as the lane select: 4 wait states"."""
-    read = ["v_readfirstlane_b32 s10, v6", "v_readlane_b32 s11, v7, s10", "v_mov_b32_e32 v2, s11"]
+    read = ["v_readfirstlane_b32 s2, v6", "v_readlane_b32 s3, v7, s2", "v_mov_b32_e32 v2, s3"]
     assert _wait_hazards(*read)[0] == [3]
     assert _wait_hazards(read[0], "s_nop 3", *read[1:])[0] == []
 
@@ -248,3 +248,13 @@ def test_scratch_use_beyond_the_private_segment_faults():
     load = next(line for line in text.splitlines() if "scratch_load_dword" in line)
     with pytest.raises(MachineFault, match="beyond the private segment"):
         launch(text.replace(load, load + " offset:64"), None, {"a": A, "c": np.zeros(N, np.uint32), "k": 1})
+
+
+def test_registers_past_the_descriptors_allocation_fault():
+    """The wave gets the registers its descriptor asks for (.amdhsa_next_free_vgpr/sgpr, accum_offset): a use of
+    one past them is the code generator's bug."""
+    from gfxhound.amdgcn.run import MachineFault
+    with pytest.raises(MachineFault, match=r"register s\[10:11\] beyond the descriptor's allocation \(s0..s8\)"):
+        _add_with("v_add_u32_e32 v2, v6, v7", "s_mov_b64 s[10:11], 0")
+    with pytest.raises(MachineFault, match=r"register v8 beyond"):
+        _add_with("v_add_u32_e32 v8, v6, v7", "v_mov_b32_e32 v2, v8")
