@@ -77,6 +77,9 @@ def decode(ins):
     if mn == "s_barrier":
         return _barrier
     from gfxhound.amdgcn.machine_lanes import SPECIAL
+    if mn.startswith("v_mfma_"):
+        from gfxhound.amdgcn.machine_mfma import mfma_step
+        return mfma_step(ins)
     special = SPECIAL.get(mn)
     if special:
         step = special(ins)

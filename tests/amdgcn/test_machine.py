@@ -144,7 +144,7 @@ def test_out_of_range_load_faults():
 
 
 def test_unmodelled_instruction_is_named_before_running():
-    text = asm("add_i32").text.replace("v_add_u32_e32 v2, v6, v7", "v_mfma_f32_4x4x1_16b_f32 a[0:3], v6, v7, 0")
+    text = asm("add_i32").text.replace("v_add_u32_e32 v2, v6, v7", "v_mfma_f32_16x16x32_bf16 a[0:3], v[6:9], v[6:9], 0")
     a, b, c = add_inputs(64, 64)
     with pytest.raises(NotModelled) as err:
         launch(text, None, {"a": a, "b": b, "c": c, "n": 64})

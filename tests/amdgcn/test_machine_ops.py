@@ -129,7 +129,7 @@ def test_loads_record_what_is_outstanding():
 
 
 def test_unmodelled_instructions_are_named_at_decode():
-    for line, mnemonic in (("v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], a[0:15]", "v_mfma_f32_32x32x8_f16"),
+    for line, mnemonic in (("v_mfma_f32_16x16x32_bf16 a[0:3], v[0:3], v[4:7], a[0:3]", "v_mfma_f32_16x16x32_bf16"),
                            ("s_getreg_b32 s0, hwreg(HW_REG_MODE)", "s_getreg_b32"),
                            ("v_add_u32_e64 v0, v1, v2 mul:2", "v_add_u32"),            # omod on an integer
                            ("v_mov_b32_dpp v0, v1 row_share:1", "v_mov_b32_dpp"),       # a gfx10+ DPP control

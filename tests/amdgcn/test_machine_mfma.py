@@ -1,0 +1,58 @@
+"""MFMA on the machine (machine_mfma.py over mfma_data.py, AMD's Matrix Instruction Calculator's layouts).
+
+The expected values use the layout of V_MFMA_F32_16X16X16_F16 as AMD's documentation states it (written out here
+by hand, not read from mfma_data.py): A[i][k] is in lane i + 16 * (k // 4), register (k % 4) // 2, half k % 2;
+B[k][j] in lane j + 16 * (k // 4), the same register and half; D[i][j] in lane j + 16 * (i // 4), register i % 4.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gfxhound.amdgcn import codegen
+from gfxhound.amdgcn.machine_kernel import Kernel
+from gfxhound.amdgcn.asm import parse_program
+from gfxhound.amdgcn.run import NotModelled, launch
+
+pytestmark = pytest.mark.skipif(shutil.which("llc-22") is None and not Path(codegen.DEFAULT_LLC).exists(),
+                                reason="needs Debian's llc-22")
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize("mcpu", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("opt", [0, 2])
+def test_mfma_16x16x16_f16_is_the_matrix_product(mcpu, opt):
+    rng = np.random.default_rng(7)
+    A = rng.integers(-8, 8, (16, 16)).astype(np.float16) / np.float16(4)
+    B = rng.integers(-8, 8, (16, 16)).astype(np.float16) / np.float16(2)
+    a_mem, b_mem = np.zeros((64, 4), np.float16), np.zeros((64, 4), np.float16)
+    for i in range(16):
+        for k in range(16):
+            a_mem[i + 16 * (k // 4), k % 4] = A[i, k]      # register (k % 4) // 2, half k % 2: element k % 4
+            b_mem[i + 16 * (k // 4), k % 4] = B[k, i]
+    code = codegen.from_ll(DATA / "mfma.ll", mcpu, opt)
+    out = launch(code, None, {"a": a_mem.view(np.uint16).ravel(), "b": b_mem.view(np.uint16).ravel(),
+                              "c": np.zeros(256, np.float32)}).outputs["c"].view(np.float32).reshape(64, 4)
+    D = A.astype(np.float64) @ B.astype(np.float64)         # small integers over 8: every sum is exact
+    got = np.array([[out[j + 16 * (i // 4), i % 4] for j in range(16)] for i in range(16)])
+    assert (got == D).all()
+
+
+def test_mfma_rests_on_its_decision_and_broadcasts_are_not_modelled():
+    text = codegen.from_ll(DATA / "mfma.ll", "gfx942", 2).text
+    assert 31 in Kernel(parse_program(text).function("mfma")).decisions
+    line = next(l for l in text.splitlines() if "v_mfma" in l)
+    with pytest.raises(NotModelled, match="cbsz"):
+        Kernel(parse_program(text.replace(line, line + " cbsz:1 abid:1")).function("mfma"))
+
+
+def test_the_generator_reads_the_calculators_cells():
+    """mfma_extract.parse_layout on the tool's CSV forms: a 16-bit field, a byte field, a whole VGPR, a pair."""
+    from gfxhound.amdgcn.mfma_extract import parse_layout
+    text = ("Architecture: CDNA3\nBlock 0\nA[M][K],0,1,2\n0,v0{0}.[15:0],v1{16}.[31:24],v3{5}\n"
+            "Block 1\nA[M][K],0,1,2\n0,v[1:0]{7},v0{1}.[7:0],v2{63}.[31:16]\n")
+    assert parse_layout(text) == [[[(0, 0, 0, 16), (1, 16, 24, 8), (3, 5, 0, 32)]],
+                                  [[(0, 7, 0, 64), (0, 1, 0, 8), (2, 63, 16, 16)]]]
