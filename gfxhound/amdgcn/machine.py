@@ -39,6 +39,7 @@ import struct
 import numpy as np
 
 from gfxhound.amdgcn.asm_operands import INV2PI_BITS, Imm, Reg, Special, Src
+from gfxhound.amdgcn.machine_hazards import WaitStates
 from gfxhound.amdgcn.pcode import NotModelled
 
 __all__ = ["CANARY", "MachineFault", "NotModelled", "StepLimit", "Wave"]
@@ -81,7 +82,6 @@ class Wave:
         self.outstanding = {"vm": [], "lgkm": []}  # (instruction index, registers it writes), oldest first
         self.hazards = []                           # (instruction index, register) read before its load was waited
         self.unordered = set()                      # instruction indices whose entries return out of order (SMEM)
-        from gfxhound.amdgcn.machine_hazards import WaitStates
         self.waits = WaitStates()                   # recent producers of wait-state hazards (machine_hazards.py)
         self.wait_hazards = []                      # (rule number, producer index, consumer index)
 

@@ -10,6 +10,12 @@ import numpy as np
 from gfxhound.amdgcn.asm_operands import Imm, Label, Reg, Special, Waitcnt
 from gfxhound.amdgcn.machine import (CACHE_MODS, M32, M64, NOOPS, _FLOAT, _check_modifiers, _hazard, _record, reader,
                                      writer)
+from gfxhound.amdgcn.machine_buffer import buffer_step
+from gfxhound.amdgcn.machine_lanes import SPECIAL
+from gfxhound.amdgcn.machine_mfma import mfma_step
+from gfxhound.amdgcn.machine_private import scratch_step
+from gfxhound.amdgcn.machine_state import _state_inputs, _state_writers
+from gfxhound.amdgcn.machine_valu import valu
 from gfxhound.amdgcn.pcode import NotModelled, compile_op
 
 SIGN32 = 1 << 31
@@ -76,9 +82,7 @@ def decode(ins):
         return _waitcnt(ins)
     if mn == "s_barrier":
         return _barrier
-    from gfxhound.amdgcn.machine_lanes import SPECIAL
     if mn.startswith("v_mfma_"):
-        from gfxhound.amdgcn.machine_mfma import mfma_step
         return mfma_step(ins)
     special = SPECIAL.get(mn)
     if special:
@@ -94,10 +98,8 @@ def decode(ins):
         if "DS" in fams:
             return _ds(ins, op)
         if "SCRATCH" in fams and mn.startswith("scratch_"):
-            from gfxhound.amdgcn.machine_private import scratch_step
             return scratch_step(ins, op)
         if "MUBUF" in fams and mn.startswith("buffer_"):
-            from gfxhound.amdgcn.machine_buffer import buffer_step
             return buffer_step(ins, op)
         if fams & {"GLOBAL", "FLAT"}:
             return _vmem(ins, op, "GLOBAL" in fams and mn.startswith("global_"))
@@ -105,36 +107,10 @@ def decode(ins):
     if "PC" in op.outputs:
         return _branch(ins, op)
     if fams & VALU_FAMILIES and op.lanes:
-        from gfxhound.amdgcn.machine_valu import valu
         return valu(ins, op)
     if fams & {"SOP1", "SOP2", "SOPC", "SOPK"}:
         return _salu(ins, op, "SOPK" in fams)
     raise NotModelled(mn, f"family {'/'.join(op.families)}")
-
-
-def _state_inputs(op, mapped):
-    """Registers the pseudocode reads that no operand names: taken from the wave."""
-    get = {"SCC": lambda w: w.scc, "VCC": lambda w: w.vcc, "EXEC": lambda w: w.exec, "M0": lambda w: w.m0,
-           "VCCZ": lambda w: int(w.vcc == 0), "EXECZ": lambda w: int(w.exec == 0),
-           "WAVE_MODE.IEEE": lambda w: w.ieee}
-    out = []
-    for name in sorted((op.inputs | op.outputs) - set(mapped)):
-        if name in get:
-            out.append((name, get[name]))
-        elif name in op.inputs:
-            raise NotModelled(op.mnemonic, f"input {name} has no operand")
-    return out
-
-
-def _state_writers(op, mapped):
-    put = {"SCC": lambda w, v: setattr(w, "scc", int(v) & 1), "VCC": lambda w, v: setattr(w, "vcc", int(v) & M64),
-           "EXEC": lambda w, v: setattr(w, "exec", int(v) & M64), "M0": lambda w, v: setattr(w, "m0", int(v) & M32)}
-    out = {}
-    for name in op.outputs - set(mapped):
-        if name not in put:
-            raise NotModelled(op.mnemonic, f"output {name} has no operand")
-        out[name] = put[name]
-    return out
 
 
 def _salu(ins, op, sopk: bool):
@@ -197,12 +173,12 @@ def _smem(ins, op):
         raise NotModelled(mn, f"{len(ops)} operands")
     sdata, sbase, off = ops
     put = writer(sdata, op.widths["SDATA"], mn)
-    base = reader(sbase, 64, mn)
+    base = reader(sbase, 64, mn, _hazard(ins.index))
     extra = int(ins.mod("offset", 0))
     if isinstance(off, Imm):
         soff, offset = (lambda w: 0), (int(off.value) + extra) & M32
     else:
-        soff, offset = reader(off, 32, mn), extra & M32
+        soff, offset = reader(off, 32, mn, _hazard(ins.index)), extra & M32
     dest = {("s", sdata.index + k) for k in range(sdata.count)}
 
     def step(w):
@@ -233,7 +209,7 @@ def _vmem(ins, op, is_global: bool):
         if is_global:
             reads.append(("SADDR", lambda w: 0))
     else:
-        reads += [("ADDR", reader(vaddr, 32, mn, _hazard(ins.index))), ("SADDR", reader(saddr, 64, mn))]
+        reads += [("ADDR", reader(vaddr, 32, mn, _hazard(ins.index))), ("SADDR", reader(saddr, 64, mn, _hazard(ins.index)))]
     if data is not None:
         reads.append((data_name, reader(data, op.widths[data_name], mn, _hazard(ins.index))))
     put = writer(dst, op.widths[out_name], mn) if dst is not None else None

@@ -6,6 +6,7 @@ builds on the decoder; machine.py importing the decoder back would make a circle
 from __future__ import annotations
 
 from gfxhound.amdgcn.machine import MachineFault, StepLimit, Wave
+from gfxhound.amdgcn.machine_calls import CALL_STEPS, link
 from gfxhound.amdgcn.machine_decode import decode
 from gfxhound.amdgcn.machine_hazards import step_info
 
@@ -15,15 +16,20 @@ class Kernel:
     """A Function decoded once into steps (machine_decode.py); ``run(wave, entry)`` runs one wave from ``entry``
     until s_endpgm or an s_barrier (``wave.at_barrier``; ``run(wave)`` again resumes it)."""
 
-    def __init__(self, function, max_steps: int = 1_000_000):
+    def __init__(self, function, max_steps: int = 1_000_000, program=None):
         self.function, self.max_steps = function, max_steps
-        self.steps = [decode(ins) for ins in function.instructions]
-        self.mnemonics = sorted({ins.mnemonic for ins in function.instructions})
+        calls = any(ins.mnemonic in CALL_STEPS for ins in function.instructions)
+        # with calls, the kernel and the program's other functions form one code image (machine_calls.py)
+        self.instructions, self.starts = link(function, program) if calls else (function.instructions, {})
+        count = len(self.instructions)
+        self.steps = [CALL_STEPS[ins.mnemonic](ins, count) if ins.mnemonic in CALL_STEPS else decode(ins)
+                      for ins in self.instructions]
+        self.mnemonics = sorted({ins.mnemonic for ins in self.instructions})
         # the decisions of docs/amdgcn-pcode.md some step of this program rests on (a finding then is unconfirmed)
         self.decisions = sorted({d for step in self.steps for d in getattr(step, "decisions", ())})
         # wait-state hazards (machine_hazards.py), checked on the executed path
         self.infos = [step_info(ins, hasattr(step, "outputs"), getattr(step, "outputs", 1))
-                      for ins, step in zip(function.instructions, self.steps)]
+                      for ins, step in zip(self.instructions, self.steps)]
 
     def run(self, wave: Wave, entry: int | None = None) -> Wave:
         steps, n, limit = self.steps, len(self.steps), self.max_steps
@@ -36,7 +42,7 @@ class Kernel:
             wave.steps += 1
             if wave.steps > limit:
                 raise StepLimit(f"{self.function.name}: more than {limit} instructions in one wave",
-                                self.function.instructions[wave.pc])
+                                self.instructions[wave.pc])
             for rule, producer in wave.waits.issue(self.infos[wave.pc]):
                 wave.wait_hazards.append((rule.number, producer, wave.pc))
             steps[wave.pc](wave)

@@ -21,6 +21,7 @@ from gfxhound.amdgcn.machine import _FLOAT, _check_modifiers, _hazard, reader, w
 from gfxhound.amdgcn.machine_modifiers import (dpp_source, dpp_write_lanes, omod, op_sel_source, packed_source,
                                                sdwa_destination, sdwa_source)
 from gfxhound.amdgcn.asm_modifiers import DPP, SDWA
+from gfxhound.amdgcn.machine_state import _state_inputs, _state_writers
 from gfxhound.amdgcn.pcode import NotModelled
 
 __all__ = ["valu", "PRESERVE_HIGH"]
@@ -128,7 +129,6 @@ def valu(ins, op):
         sel, sel_hi = bits(ins.mod("op_sel")), bits(ins.mod("op_sel_hi"))
         reads += [(n, (lambda v: lambda w: v)(sel if n == "OPSEL" else sel_hi))
                   for n in ("OPSEL", "OPSEL_HI") if n in op.inputs]
-    from gfxhound.amdgcn.machine_decode import _state_inputs, _state_writers
     reads += _state_inputs(op, [n.replace("VCC_IN", "VCC") for n in names] + [n for n, _ in reads])
     state_out = _state_writers(op, names)
     masks = set(op.lane_masks) - {"EXEC"}

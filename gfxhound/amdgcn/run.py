@@ -22,8 +22,9 @@ Memory: each buffer sits at a fake 64-bit address of its own 8 GiB window, strad
 arithmetic that drops a carry into the high dword faults); everything outside the buffers is unmapped, and an
 access that is not wholly inside one buffer raises ``MachineFault``. The kernarg segment is read-only; the AQL
 dispatch packet is mapped for the dispatch pointer; the queue pointer is a region whose access is ``NotModelled``.
-Scratch: each wave gets private_segment_fixed_size bytes per lane (machine_private.py). Not started
-(``NotModelled``): a dynamic stack, scratch before gfx940, float modes other than round-to-nearest
+Scratch: each wave gets private_segment_fixed_size bytes per lane (machine_private.py), plus DYNAMIC_STACK for a
+kernel with a dynamic stack (calls the code generator could not bound). Not started (``NotModelled``): scratch
+before gfx940, float modes other than round-to-nearest
 with denormals, wave32, the workgroup-info SGPR.
 Hidden kernargs: block counts, group sizes, remainders (0), grid dims; global offsets 0; pointers (hostcall, heap,
 queue, ...) 0, so a dereference faults.
@@ -44,6 +45,8 @@ from gfxhound.amdgcn.machine_private import PrivateMemory
 __all__ = ["GlobalMemory", "MachineFault", "NotModelled", "Result", "launch"]
 
 WINDOW = 1 << 33
+DYNAMIC_STACK = 1024   # bytes per lane added for a kernel with a dynamic stack: the ROCm runtime's default stack
+                       # size limit (hipLimitStackSize); the descriptor does not give one
 FIRST_WINDOW = 0x7F00 << 32
 MODES = {"float_round_mode_32": "0", "float_round_mode_16_64": "0", "float_denorm_mode_32": "3",
          "float_denorm_mode_16_64": "3"}
@@ -162,7 +165,7 @@ def _resolve(source, abi, kernel):
         if text is None:
             raise ValueError("a Program needs its KernelABI (or pass the Assembly)")
         abi = kernel_abi(text, kernel, program)
-    return Kernel(program.function(abi.name)), abi
+    return Kernel(program.function(abi.name), program=program), abi
 
 
 def _check_modes(abi: KernelABI):
@@ -170,8 +173,6 @@ def _check_modes(abi: KernelABI):
     for key, want in MODES.items():
         if desc.get(key, want) != want:
             raise NotModelled("kernel", f"{key} = {desc[key]} (only round-to-nearest-even with denormals is modelled)")
-    if abi.dynamic_stack:
-        raise NotModelled("kernel", "a dynamic stack (uses_dynamic_stack): its size is not in the descriptor")
     if (abi.private_segment_size or abi.enable_private_segment) and not abi.architected_flat_scratch:
         raise NotModelled("kernel", "scratch without architected flat scratch (before gfx940)")
     if abi.wavefront_size != 64:
@@ -287,8 +288,9 @@ def launch(source, abi: KernelABI | None = None, args: dict | None = None, grid=
                 for first in range(0, threads, 64):
                     wave = _start_wave(abi, user, ids, seg, block, first, min(64, threads - first), ieee)
                     wave.mem, wave.lds = mem, lds
-                    if abi.private_segment_size:
-                        wave.private = PrivateMemory(abi.private_segment_size, CANARY.to_bytes(4, "little"))
+                    size = abi.private_segment_size + (DYNAMIC_STACK if abi.dynamic_stack else 0)
+                    if size:
+                        wave.private = PrivateMemory(size, CANARY.to_bytes(4, "little"))
                     waves.append(wave)
                 _run_group(program_kernel, waves, entry, schedule)
                 for k, wave in enumerate(waves):

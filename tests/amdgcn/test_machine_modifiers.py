@@ -262,3 +262,35 @@ def test_registers_past_the_descriptors_allocation_fault():
         _add_with("v_add_u32_e32 v2, v6, v7", "s_mov_b64 s[10:11], 0")
     with pytest.raises(MachineFault, match=r"register v8 beyond"):
         _add_with("v_add_u32_e32 v8, v6, v7", "v_mov_b32_e32 v2, v8")
+
+
+# ---- calls -----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mcpu", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("opt", [0, 2])
+def test_a_call_to_a_function_of_the_module_returns_its_value(mcpu, opt):
+    """calls.ll: the kernel calls f(x, t) = x * t + 3 through s_getpc/s_add/s_addc (f@rel32@lo+4, f@rel32@hi+12)
+    and s_swappc_b64; f returns with s_setpc_b64 (S_SWAPPC: "D0 = PC + 4; PC = S0")."""
+    code = codegen.from_ll(DATA / "calls.ll", mcpu, opt)
+    assert "s_swappc_b64" in code.text
+    out = launch(code, None, {"a": A, "c": np.zeros(N, np.uint32)}).outputs["c"]
+    assert out.tolist() == ((_ints(A) * np.arange(N) + 3) % 2 ** 32).tolist()
+
+
+def test_a_jump_outside_the_code_faults():
+    from gfxhound.amdgcn.run import MachineFault
+    text = codegen.from_ll(DATA / "calls.ll", "gfx942", 2).text.replace("s_setpc_b64 s[30:31]", "s_setpc_b64 s[16:17]")
+    text = text.replace("s_swappc_b64 s[30:31], s[16:17]", "s_swappc_b64 s[30:31], s[16:17]\n\ts_endpgm")
+    with pytest.raises(MachineFault, match="not an instruction of the code image"):
+        launch(text.replace("f@rel32@lo+4", "f@rel32@lo+6"), None, {"a": A, "c": np.zeros(N, np.uint32)})
+
+
+def test_a_pointer_used_before_its_scalar_load_is_waited_for_is_a_hazard():
+    """An s_load of a kernel argument and a global access whose SADDR is that pointer, with the covering
+    s_waitcnt lgkmcnt(0) deleted: the SADDR read is a hazard (it used to be read without the check)."""
+    text = codegen.from_ll(DATA / "add_i32.ll", "gfx942", 2).text
+    wait = "\ts_load_dwordx2 s[6:7], s[4:5], 0x10\n\tv_ashrrev_i32_e32 v1, 31, v0\n\tv_lshlrev_b64 v[0:1], 2, v[0:1]\n" \
+           "\ts_waitcnt lgkmcnt(0)\n"
+    assert wait in text
+    edited = text.replace(wait, wait.replace("\ts_waitcnt lgkmcnt(0)\n", ""))
+    r = launch(edited, None, {"a": A, "b": B, "c": np.zeros(N, np.uint32), "n": N})
+    assert {h[5] for h in r.hazards} >= {("s", 0), ("s", 1)}
