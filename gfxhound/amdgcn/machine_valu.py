@@ -100,8 +100,9 @@ def valu(ins, op):
     is_float = bool(_FLOAT.search(mn))
     packed = "VOP3P" in op.families and not ({"OPSEL", "OPSEL_HI"} & op.inputs) and mn.startswith("v_pk_")
     clamp = bool(ins.mod("clamp"))
-    if clamp and (not is_float or op.widths.get("D0") not in (32, 64) or packed):
-        raise NotModelled(mn, "clamp on a result that is not f32/f64")
+    saturate = INT_CLAMP.get(mn) if clamp and not is_float else None
+    if clamp and saturate is None and (not is_float or op.widths.get("D0") not in (32, 64) or packed):
+        raise NotModelled(mn, "clamp on a result that is not f32/f64 or an integer add/sub")
     names = _valu_names(ins, op)
     if len(names) != len(ins.operands):
         raise NotModelled(ins.name, f"{len(ins.operands)} operands for {names}")
@@ -158,7 +159,9 @@ def valu(ins, op):
             elif name == "D0":
                 if scale is not None:
                     value = scale(value)
-                if clamp:
+                if saturate is not None:
+                    value = _saturate(saturate, inputs["S0"], inputs["S1"])
+                elif clamp:
                     value = _clamp(value, d0_bits, mn, lanes)
                 if to_high:
                     old = np.asarray(high_old(w), np.uint64)
@@ -174,6 +177,24 @@ def valu(ins, op):
     step.decisions = (29,) if half else ()
     step.outputs = sum(1 for name in names if name in op.outputs or name in op.lane_masks - op.inputs)
     return step
+
+
+# CLAMP on an integer add or subtract saturates to the result type's range instead of wrapping (decision 32):
+# mnemonic -> (operation, signed, bits)
+INT_CLAMP = {f"v_{op}_{t}{w}": (op, t == "i", w) for op in ("add", "sub", "subrev") for t in ("u", "i")
+             for w in (16, 32)}
+
+
+def _saturate(how, s0, s1):
+    op, signed, bits = how
+    def value(x):
+        x = np.asarray(x, np.uint64).astype(object) & ((1 << bits) - 1)
+        return np.where(x >= (1 << (bits - 1)), x - (1 << bits), x) if signed else x
+    a, b = value(s0), value(s1)
+    exact = a + b if op == "add" else (a - b if op == "sub" else b - a)
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    clipped = np.minimum(np.maximum(exact, lo), hi)
+    return np.array([int(x) & ((1 << bits) - 1) for x in np.broadcast_to(clipped, (64,))], np.uint64)
 
 
 def _clamp(bits, width, mn, lanes):

@@ -294,3 +294,14 @@ def test_a_pointer_used_before_its_scalar_load_is_waited_for_is_a_hazard():
     edited = text.replace(wait, wait.replace("\ts_waitcnt lgkmcnt(0)\n", ""))
     r = launch(edited, None, {"a": A, "b": B, "c": np.zeros(N, np.uint32), "n": N})
     assert {h[5] for h in r.hazards} >= {("s", 0), ("s", 1)}
+
+
+def test_integer_clamp_saturates_add_and_sub():
+    """VOP3 CLAMP on an integer add/sub saturates instead of wrapping (decision 32): u32 sub floors at 0, u32 add
+    tops at 0xffffffff, i32 add at INT_MAX/INT_MIN."""
+    a, b = _ints(A), _ints(B)
+    assert _add_with("v_sub_u32_e64 v2, v6, v7 clamp").tolist() == np.maximum(a - b, 0).tolist()
+    assert _add_with("v_add_u32_e64 v2, v6, v7 clamp").tolist() == np.minimum(a + b, 0xFFFFFFFF).tolist()
+    sa, sb = np.where(a >= 2 ** 31, a - 2 ** 32, a), np.where(b >= 2 ** 31, b - 2 ** 32, b)
+    got = _add_with("v_add_i32 v2, v6, v7 clamp")
+    assert got.tolist() == (np.clip(sa + sb, -2 ** 31, 2 ** 31 - 1) % 2 ** 32).tolist()
