@@ -11,6 +11,7 @@ from gfxhound.amdgcn.asm_operands import Imm, Label, Reg, Special, Waitcnt
 from gfxhound.amdgcn.machine import (CACHE_MODS, M32, M64, NOOPS, _FLOAT, _check_modifiers, _hazard, _record, reader,
                                      writer)
 from gfxhound.amdgcn.machine_buffer import buffer_step
+from gfxhound.amdgcn.machine_div import DIV_STEPS
 from gfxhound.amdgcn.machine_lanes import SPECIAL
 from gfxhound.amdgcn.machine_mfma import mfma_step
 from gfxhound.amdgcn.machine_private import scratch_step
@@ -84,6 +85,8 @@ def decode(ins):
         return _barrier
     if mn.startswith("v_mfma_"):
         return mfma_step(ins)
+    if mn in DIV_STEPS:
+        return DIV_STEPS[mn](ins)
     special = SPECIAL.get(mn)
     if special:
         step = special(ins)
