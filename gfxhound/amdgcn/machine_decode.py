@@ -251,7 +251,17 @@ def _ds(ins, op):
     dst = ops.pop(0) if has_dst else None
     if len(ops) != 1 + len(datas):
         raise NotModelled(mn, f"operands {ins.operands}")
-    reads = [("ADDR", reader(ops[0], 32, mn, _hazard(ins.index)))]
+    get_addr = reader(ops[0], 32, mn, _hazard(ins.index))
+    if not ({"OFFSET", "OFFSET0", "OFFSET1"} & op.inputs):
+        # decision 35: the tabled text of 21 DS ops (ds_read_u8/u16/i8/i16, ds_write_b8/b16, their d16 forms, some
+        # atomics) writes MEM[ADDR] with no offset; the DS encoding's address is ADDR + the instruction offset
+        if ins.mod("offset0") is not None or ins.mod("offset1") is not None:
+            raise NotModelled(mn, "offset0/offset1 on a one-address DS op")
+        off = int(ins.mod("offset", 0)) & 0xFFFF
+        if off:
+            base_addr = get_addr
+            get_addr = lambda w: (np.asarray(base_addr(w), np.uint64) + np.uint64(off)) & np.uint64(M32)
+    reads = [("ADDR", get_addr)]
     reads += [(n, reader(o, op.widths[n], mn, _hazard(ins.index))) for n, o in zip(datas, ops[1:])]
     put = writer(dst, op.widths["RETURN_DATA"], mn) if dst is not None else None
     if put is not None:

@@ -248,10 +248,11 @@ def _dispatch_packet(abi, grid, block, kernarg_base) -> bytes:
 
 def launch(source, abi: KernelABI | None = None, args: dict | None = None, grid=(1, 1, 1), block=(64, 1, 1),
            kernel: str | None = None, preload_entry: bool = False, max_steps: int = 1_000_000,
-           schedule: str = "forward") -> Result:
+           schedule: str = "forward", dynamic_lds: int = 0) -> Result:
     """Run every workgroup of `grid` (see the module docstring); ``preload_entry``: start at the kernarg-preload
     entry (firmware that preloads) instead of the compatibility prologue; ``schedule``: wave order between
-    barriers (``_run_group``)."""
+    barriers (``_run_group``); ``dynamic_lds``: bytes of LDS the launch adds to the descriptor's fixed group
+    segment (Triton's kernels declare none and are launched with their `shared` bytes)."""
     if schedule not in ("forward", "reverse", "alternate"):
         raise ValueError(f"schedule {schedule!r}: forward, reverse or alternate")
     grid, block = tuple(grid) + (1,) * (3 - len(grid)), tuple(block) + (1,) * (3 - len(block))
@@ -275,15 +276,18 @@ def launch(source, abi: KernelABI | None = None, args: dict | None = None, grid=
             "private_segment_size": abi.private_segment_size}
     result = Result({}, memory=mem)
     ieee = int(dict(abi.descriptor).get("ieee_mode", "1") or 0)
-    lds_init = np.frombuffer(CANARY.to_bytes(4, "little") * ((abi.group_segment_size + 3) // 4), np.uint8)
+    if dynamic_lds < 0:
+        raise ValueError(f"dynamic_lds {dynamic_lds}: a byte count")
+    group = abi.group_segment_size + dynamic_lds
+    lds_init = np.frombuffer(CANARY.to_bytes(4, "little") * ((group + 3) // 4), np.uint8)
     for gz in range(grid[2]):
         for gy in range(grid[1]):
             for gx in range(grid[0]):
                 ids = {"workgroup_id_x": gx, "workgroup_id_y": gy, "workgroup_id_z": gz}
                 lds = None
-                if abi.group_segment_size:
+                if group:
                     lds = GlobalMemory()
-                    lds.map("LDS", lds_init[:abi.group_segment_size], base=0)
+                    lds.map("LDS", lds_init[:group], base=0)
                 waves = []
                 for first in range(0, threads, 64):
                     wave = _start_wave(abi, user, ids, seg, block, first, min(64, threads - first), ieee)

@@ -305,3 +305,20 @@ def test_integer_clamp_saturates_add_and_sub():
     sa, sb = np.where(a >= 2 ** 31, a - 2 ** 32, a), np.where(b >= 2 ** 31, b - 2 ** 32, b)
     got = _add_with("v_add_i32 v2, v6, v7 clamp")
     assert got.tolist() == (np.clip(sa + sb, -2 ** 31, 2 ** 31 - 1) % 2 ** 32).tolist()
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_sixteen_bit_lds_stores_add_their_offset(opt):
+    """lds16.ll: each of 256 threads stores a half at smem[t ^ 37] and smem[(t ^ 37) + 256] (llc: one
+    ds_write_b16 with offset:512), then reads 4 halves at smem[4 * (t & 127)]. The tabled DS_WRITE_B16 text
+    omits the offset (decision 35): without it the second store landed on the first."""
+    a = (np.arange(256) * 0.25 - 20).astype(np.float16)
+    smem = np.zeros(512, np.float16)
+    for t in range(256):
+        smem[t ^ 37] = a[t]
+        smem[(t ^ 37) + 256] = a[t]
+    want = np.concatenate([smem[(t & 127) * 4:(t & 127) * 4 + 4] for t in range(256)])
+    code = codegen.from_ll(DATA / "lds16.ll", "gfx942", opt)
+    for schedule in ("forward", "reverse"):
+        out = launch(code, None, [a, np.zeros(1024, np.float16)], block=(256, 1, 1), schedule=schedule).outputs[1]
+        assert (np.asarray(out).view(np.float16) == want).all()
