@@ -41,6 +41,14 @@ _DATA = frozenset({".byte", ".short", ".hword", ".word", ".long", ".int", ".quad
 _BLOCKS = {".amdgpu_metadata": ".end_amdgpu_metadata", ".amdhsa_kernel": ".end_amdhsa_kernel"}
 
 
+def _nop_fill(args: str):
+    """N for `.fill N, 4, 0xbf800000` (0xbf800000 is the encoding of s_nop 0, per llvm-mc), else None."""
+    parts = [p.strip().lower() for p in args.split(",")]
+    if len(parts) == 3 and parts[1] == "4" and parts[2] in ("0xbf800000", "3212836864") and parts[0].isdigit():
+        return int(parts[0])
+    return None
+
+
 class AsmError(ValueError):
     """A statement the decode does not know: one line, with the line number and the statement."""
 
@@ -287,6 +295,10 @@ def parse_program(text: str) -> Program:
             elif current is not None and section.startswith(".text"):
                 if directive in (".p2align", ".p2alignl", ".align", ".balign"):
                     current.aligns.append((len(current.instructions), _align_power(directive, args, number)))
+                elif directive == ".fill" and _nop_fill(args) is not None:
+                    # llc's kernarg-preload header pads with `.fill N, 4, 0xbf800000`: N words of s_nop 0
+                    for _ in range(_nop_fill(args)):
+                        current.instructions.append(parse_statement("s_nop 0", number, len(current.instructions)))
                 elif directive in _DATA:
                     raise AsmError(f"line {number}: data directive inside function {current.name}: {line}")
             continue

@@ -34,6 +34,8 @@ def _scalar(text: str, number: int):
             raise YamlError(f"line {number}: a flow sequence over several lines: {text!r}")
         inner = text[1:-1].strip()
         return [_scalar(part, number) for part in inner.split(",")] if inner else []
+    if text.startswith("!str "):   # llc tags a name YAML would read as a boolean (n, y, no, on): a string
+        return _scalar(text[5:], number) if text[5:].strip()[:1] in "'\"" else text[5:].strip()
     if text[:1] in "{&*!|>":
         raise YamlError(f"line {number}: YAML this reader does not know: {text!r}")
     if text in ("true", "false"):

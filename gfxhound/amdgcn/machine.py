@@ -105,8 +105,14 @@ def _const(op, width: int, mn: str, is_f64: bool) -> int:
         return value & ((1 << width) - 1)
     if width <= 32:
         return value & ((1 << width) - 1)
-    if is_f64 or not 0 <= value <= 0x7FFFFFFF:
-        raise NotModelled(mn, f"32-bit literal {op.text} on a 64-bit operand (zero/sign extension or f64 high half)")
+    # decision 36: a 32-bit literal on a 64-bit operand is expanded as the guide's literal-constant rule says:
+    # a float's literal gives the high 32 bits (low bits zero), an unsigned/untyped integer is zero-extended, a
+    # signed integer sign-extended
+    value &= M32
+    if is_f64:
+        return value << 32
+    if re.search(r"_i64\b|_i64_", mn + "_"):
+        return value | (M64 ^ M32) if value & 0x80000000 else value
     return value
 
 

@@ -28,7 +28,7 @@ __all__ = ["valu", "PRESERVE_HIGH"]
 
 PRESERVE_HIGH = frozenset({"v_mad_f16", "v_mad_u16", "v_mad_i16", "v_fma_f16", "v_div_fixup_f16", "v_mac_f16",
                            "v_mad_mixlo_f16", "v_pk_fmac_f16"})
-_HALF_RESULT = re.compile(r"\bD0\.[uifb]16\s*=")
+_HALF_RESULT = re.compile(r"\bD0?\.[uifb]16\s*=")   # D.b16 is D0 (decision 25)
 _HALF_OPERAND = re.compile(r"_[uifb]16(?:_|$)")
 PACKED_OPSEL = frozenset({"op_sel", "op_sel_hi", "neg_lo", "neg_hi"})
 

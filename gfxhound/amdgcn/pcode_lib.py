@@ -232,6 +232,8 @@ def arith(op: str, a, b, ty: Ty):
         return np.asarray(r).astype(np.uint64) & ones(ty.bits)
     f = {"+": np.add, "-": np.subtract, "*": np.multiply, "&": np.bitwise_and, "|": np.bitwise_or,
          "^": np.bitwise_xor}[op]
+    if ty.bits > 64:   # Python integers on both sides: a wide scalar next to uint64 lanes overflows numpy's C long
+        a, b = as_wide(a), as_wide(b)
     return f(a, b) & ones(ty.bits)
 
 

@@ -322,3 +322,21 @@ def test_sixteen_bit_lds_stores_add_their_offset(opt):
     for schedule in ("forward", "reverse"):
         out = launch(code, None, [a, np.zeros(1024, np.float16)], block=(256, 1, 1), schedule=schedule).outputs[1]
         assert (np.asarray(out).view(np.float16) == want).all()
+
+
+def test_a_32_bit_literal_on_a_64_bit_operand_is_zero_extended():
+    """Decision 36: `s_mov_b64 s[2:3], 0xffffffff` gives 0x00000000ffffffff (an untyped integer: zero-extended);
+    the high half, moved to v2 and stored, is 0."""
+    got = _add_with("s_mov_b64 s[2:3], 0xffffffff", "v_mov_b32_e32 v2, s3", "v_add_u32_e32 v2, s2, v2")
+    assert (got == 0xFFFFFFFF).all()
+
+
+def test_bitop3_b16_and_a_wide_mad_with_scalar_operands():
+    """V_BITOP3_B16 writes a 16-bit result (decision 29: bits 31:16 zero); V_MAD_U64_U32 with two scalar sources
+    forms its 65-bit sum exactly (it used to overflow numpy's C long)."""
+    a, b = _ints(A), _ints(B)
+    got = _add_with("v_bitop3_b16 v2, v6, v7, v6 bitop3:0x96", mcpu="gfx950")   # 0x96: S0 ^ S1 ^ S2
+    assert got.tolist() == ((a ^ b ^ a) & 0xFFFF).tolist()
+    got = _add_with("s_mov_b32 s2, 0xfffffff0", "v_mad_u64_u32 v[2:3], s[0:1], s2, -1, v[6:7]", "v_mov_b32_e32 v2, v3")
+    assert got.tolist() == [((0xFFFFFFF0 * 0xFFFFFFFF + (int(x) | int(y) << 32)) >> 32) & 0xFFFFFFFF
+                            for x, y in zip(A, B)]

@@ -68,10 +68,11 @@ def test_constants_at_each_width():
     assert reader(parse_operand("-1"), 64, "s_mov_b64")(w) == 2 ** 64 - 1
     assert reader(parse_operand("-16"), 32, "s_mov_b32")(w) == 2 ** 32 - 16
     assert reader(parse_operand("0x12345"), 64, "s_mov_b64")(w) == 0x12345
-    with pytest.raises(NotModelled, match="64-bit operand"):
-        reader(parse_operand("0x80000000"), 64, "s_mov_b64")
-    with pytest.raises(NotModelled, match="64-bit operand"):
-        reader(parse_operand("0x40080000"), 64, "v_add_f64")
+    # decision 36: a 32-bit literal on a 64-bit operand: zero-extended (untyped/unsigned), sign-extended (i64),
+    # the high half of an f64 (0x40080000 -> 3.0)
+    assert reader(parse_operand("0x80000000"), 64, "s_mov_b64")(w) == 0x80000000
+    assert reader(parse_operand("0x80000000"), 64, "v_mad_i64_i32")(w) == 0xFFFFFFFF80000000
+    assert reader(parse_operand("0x40080000"), 64, "v_add_f64")(w) == 0x4008000000000000
 
 
 def test_neg_abs_and_clamp():
