@@ -22,6 +22,7 @@ mixed in; outputs start zero-filled.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -287,6 +288,9 @@ class Comparison:
     verdict: dict
     assemblies: dict = field(default_factory=dict)  # label -> Assembly
     seeds_run: int = 1
+    # seconds: "compile" label -> llc's time, "ir" the IR executor's run, "machine" label -> the machine's runs (the
+    # last seed's); a campaign reports execution against compile time (oracle/ir_campaign.py)
+    timings: dict = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -303,7 +307,8 @@ class Comparison:
                           **({"fault": r.fault} if r.fault else {}), **({"note": r.detail} if r.detail else {}),
                           **({"command": list(self.assemblies[r.label].command), "tool": self.assemblies[r.label].tool}
                              if r.label in self.assemblies else {})} for r in self.runs],
-                "buffers": self.verdict["rows"], "unresolved": self.verdict["unresolved"]}
+                "buffers": self.verdict["rows"], "unresolved": self.verdict["unresolved"],
+                **({"timings": self.timings} if self.timings else {})}
 
 
 def compare(ll, mcpu: str, opts, launch_text: str, llc: str | None = None, kernel: str | None = None,
@@ -326,14 +331,23 @@ def compare(ll, mcpu: str, opts, launch_text: str, llc: str | None = None, kerne
         raise LaunchError(f"no kernel @{kernel} in the module (it has {', '.join(names) or 'none'})")
     params = ir_params(text, kernel)
     launch = make_launch(launch_text, params, seed, block)  # a bad spec stops before anything compiles
-    assemblies = {f"O{str(o).lstrip('Oo')}": from_ll(ll, mcpu, o, llc) for o in opts}
+    timings, assemblies = {"compile": {}, "ir": 0.0, "machine": {}}, {}
+    for o in opts:
+        label, started = f"O{str(o).lstrip('Oo')}", time.perf_counter()
+        assemblies[label] = from_ll(ll, mcpu, o, llc)
+        timings["compile"][label] = time.perf_counter() - started
     assemblies.update(extra or {})
     for k in range(max(1, seeds)):
         if k:
             launch = make_launch(launch_text, params, seed + k, block)
+        started = time.perf_counter()
         runs = [run_ir(text, kernel, mcpu, launch, schedule)]
-        runs += [run_machine(label, asm, kernel, launch, schedule) for label, asm in assemblies.items()]
-        result = Comparison(kernel, mcpu, launch, runs, vote(runs, launch.roles), assemblies, k + 1)
+        timings["ir"] = time.perf_counter() - started
+        for label, asm in assemblies.items():
+            started = time.perf_counter()
+            runs.append(run_machine(label, asm, kernel, launch, schedule))
+            timings["machine"][label] = time.perf_counter() - started
+        result = Comparison(kernel, mcpu, launch, runs, vote(runs, launch.roles), assemblies, k + 1, timings)
         if result.verdict["status"] != "agree":
             break
     return result

@@ -37,7 +37,9 @@ def build_parser():
     from .casts import add_casts
     from .corpus import add_corpus
     from .emulate import add_emulate
+    from .emulate_campaign import add_emulate_campaign
     from .fuzz import add_fuzz
+    from .plants import add_plants
     from .reduce import add_reduce
     from .report import add_nightly, add_perf, add_report, add_verify
     from .triage import add_triage
@@ -56,6 +58,8 @@ def build_parser():
     add_perf(sub)
     add_nightly(sub)
     add_emulate(sub)
+    add_emulate_campaign(sub)
+    add_plants(sub)
     return parser
 
 
