@@ -45,7 +45,7 @@ class Site:
     """One planted variant: the statement at ``line`` (instruction ``index`` of ``function``) becomes ``after``
     ("" : removed). ``seed`` names what observability starts from (asm_plants_flow.py): "defs" (the registers
     the edited instruction writes), "waitcnt" (the loads the removed wait retired), "exec" (the lanes the
-    removed restore changed), "hazard" (a wait-state hazard: no model, so never resolved)."""
+    removed restore changed), "hazard" (a wait-state hazard: the machine's checked rows decide)."""
     plant: str
     function: str
     index: int
@@ -290,7 +290,7 @@ PLANTS = {p.name: p for p in (
     Plant("drop-exec-restore", "an EXEC restore after a divergent region (or whole-wave code) is removed",
           _exec_restore, "EXEC differs in some lane and is read (every VALU/vector memory op reads it)"),
     Plant("drop-hazard-nop", "an s_nop llc inserted for a wait-state hazard is removed", _hazard_nop,
-          "needs a wait-state hazard model (the machine has none): unresolved"),
+          "observable when a wait-state row the machine checks needs the nop (machine_hazards.py)"),
 )}
 
 

@@ -12,7 +12,8 @@ the unplanted run of that level does not have. A planted run that meets somethin
 vote is between the -O levels and the planted run alone (``judges`` says so); where the unplanted runs do not
 agree among themselves, every site of that kernel is unresolved. A ``.s`` given instead of a ``.ll`` has no IR and
 no other level: the planted run is compared with the unplanted run of the same text (a weaker judge, said so).
-drop-hazard-nop sites are unresolved without a planted run (the machine has no wait-state model, so the run could
+drop-hazard-nop sites are judged by the machine's wait-state rows (gfxhound/amdgcn/machine_hazards.py): observable when
+the original run, replayed without the nop, breaks a checked row; flagged when the planted run reports one (the run could
 only repeat the original's outputs).
 
 Besides the ISA's observability (asm_plants_flow.observe), each record says whether the edited instruction wrote
@@ -64,7 +65,7 @@ def detection(source, launch_text: str, mcpu: str = "gfx942", plant: str = "drop
               schedule: str = "forward", **options) -> list:
     """Per-site records of `plant` in llc's code of `source` (a .ll: each level of `opts`) or in `source` itself
     (a .s). ``options`` go to the plant's edit. Raises LaunchError / CodegenError for what the user must fix."""
-    from gfxhound.oracle.asm_plants_flow import effects, observe, trace
+    from gfxhound.oracle.asm_plants_flow import effects, hazard_observable, observe, trace
     from gfxhound.oracle.crosscheck import IR_LABEL, vote
     if plant not in PLANTS:
         raise KeyError(f"no plant {plant!r} (have: {', '.join(PLANTS)})")
@@ -100,10 +101,11 @@ def detection(source, launch_text: str, mcpu: str = "gfx942", plant: str = "drop
                 rec.unresolved = blocked or f"{label}: {base_run.unresolved}"
                 rec.why = "the unplanted runs cannot judge"
                 continue
-            rec.observable, rec.why = observe(log, fx, site.index, site.seed)
-            if site.seed == "hazard":   # no wait-state model: the planted run would only repeat the original
-                rec.unresolved = "no wait-state hazard model in the machine (the planted run is not made)"
-                continue
+            if site.seed == "hazard":   # the machine's wait-state rows decide (gfxhound/amdgcn/machine_hazards.py)
+                from gfxhound.amdgcn.machine_kernel import Kernel
+                rec.observable, rec.why = hazard_observable(log, Kernel(fn).infos, site.index)
+            else:
+                rec.observable, rec.why = observe(log, fx, site.index, site.seed)
             if site.index in probes and site.seed == "defs":
                 value = probes[site.index][1]
                 rec.changed = value if isinstance(value, bool) else None
@@ -115,7 +117,7 @@ def detection(source, launch_text: str, mcpu: str = "gfx942", plant: str = "drop
                 rec.unresolved = run.unresolved
             elif run.fault and not base_run.fault:
                 rec.flagged, rec.how = True, "fault"
-            elif run.detail and not base_run.detail:
+            elif run.detail and run.detail != base_run.detail:
                 rec.flagged, rec.how = True, "hazard"
             else:
                 verdict = vote(voters + [run], launch.roles)

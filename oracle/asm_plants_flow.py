@@ -238,6 +238,25 @@ def _vector(u) -> bool:
     return u[0] in ("v", "a")
 
 
+def hazard_observable(log: list, infos: list, index: int) -> tuple:
+    """(observable, reason) of dropping the s_nop at `index`: replay each wave's executed instructions of the
+    ORIGINAL run through the machine's wait-state rows (gfxhound/amdgcn/machine_hazards.py) with that nop
+    removed; it is observable when a checked row then has too few wait states. A nop no checked row needs may
+    still guard a row of the guide's table the machine does not check: the reason says so."""
+    from gfxhound.amdgcn.machine_hazards import WaitStates
+    waves, executed = {}, False
+    for w, g, pc, eb, ea in log:
+        if pc == index:
+            executed = True
+            continue
+        broken = waves.setdefault((g, w), WaitStates()).issue(infos[pc])
+        for rule, producer in broken:
+            return True, f"rule {rule.number} ({rule.row}) between instructions {producer} and {pc}"
+    if not executed:
+        return False, "not executed"
+    return False, "no checked wait-state row needs it (it may guard a row the machine does not check)"
+
+
 def observe(log: list, fx: list, index: int, seed: str) -> tuple:
     """(observable: bool | None, reason) of the site at instruction `index`: `log` from trace(), `fx` the Effects
     of each instruction of the function. None: cannot be resolved (seed "hazard")."""

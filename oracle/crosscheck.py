@@ -171,6 +171,12 @@ def run_machine(label: str, assembly, name: str, launch: Launch, schedule: str =
             seen.append({pname: result.outputs[i] for i, pname in enumerate(launch.names) if i in result.outputs})
             if result.hazards and not run.detail:
                 run.detail = f"{len(result.hazards)} read(s) of a register whose load was not waited for"
+            if result.wait_hazards and "wait states" not in run.detail:
+                rule, producer, consumer = result.wait_hazards[0][4:7]
+                lines = [ins.line for ins in _instructions(assembly, name, producer, consumer)]
+                run.detail = (run.detail + "; " if run.detail else "") + \
+                    f"{len(result.wait_hazards)} pair(s) run with fewer wait states than the guide requires " \
+                    f"(rule {rule}: line {lines[0]} -> line {lines[1]})"
         run.outputs = seen[0]
         for key, first in seen[0].items():
             later = seen[-1][key]
@@ -186,6 +192,15 @@ def run_machine(label: str, assembly, name: str, launch: Launch, schedule: str =
     except MachineFault as exc:
         run.fault = f"MachineFault: {exc}"
     return run
+
+
+def _instructions(assembly, name, *indices):
+    """The Instruction records at `indices` of kernel `name` (an image index past the kernel: a callee's)."""
+    from gfxhound.amdgcn.asm import parse_program
+    from gfxhound.amdgcn.machine_calls import link
+    program = parse_program(getattr(assembly, "text", assembly))
+    image, _ = link(program.function(name), program)
+    return [image[i] for i in indices]
 
 
 # --- the vote --------------------------------------------------------------------------------------------------

@@ -88,9 +88,9 @@ def _sgprs(regs) -> set:
 
 
 RULES = (
-    Rule(1, "VALU writes VGPR; VALU DPP reads that VGPR", 2,
+    Rule(1, "VALU writes VGPR; VALU DPP reads that VGPR", 2,     # any VGPR the DPP op reads, not only src0
          lambda p: p.valu and any(isinstance(r, tuple) and r[0] == "v" for r in p.writes),
-         lambda p, c: c.dpp and bool(p.writes & c.dpp_source)),
+         lambda p, c: c.dpp and bool(p.writes & c.reads)),
     Rule(2, "VALU writes EXEC; VALU DPP op", 5,
          lambda p: p.valu and "exec" in p.writes,
          lambda p, c: c.dpp),

@@ -340,3 +340,11 @@ def test_bitop3_b16_and_a_wide_mad_with_scalar_operands():
     got = _add_with("s_mov_b32 s2, 0xfffffff0", "v_mad_u64_u32 v[2:3], s[0:1], s2, -1, v[6:7]", "v_mov_b32_e32 v2, v3")
     assert got.tolist() == [((0xFFFFFFF0 * 0xFFFFFFFF + (int(x) | int(y) << 32)) >> 32) & 0xFFFFFFFF
                             for x, y in zip(A, B)]
+
+
+def test_a_dpp_ops_second_source_counts_for_the_vgpr_row():
+    """The row is "VALU writes VGPR -> VALU DPP reads that VGPR": llc puts s_nop 1 before v_add_u32_dpp whose
+    src1 (not the DPP'd src0) was just written; without it the pair is a hazard."""
+    dpp = "v_add_u32_dpp v2, v6, v7 quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf"
+    assert _wait_hazards("v_mov_b32_e32 v7, v6", dpp)[0] == [1]
+    assert _wait_hazards("v_mov_b32_e32 v7, v6", "s_nop 1", dpp)[0] == []
