@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import access, intrinsics
+from . import access, intrinsics, poison, poison_compile  # noqa: F401 - poison_compile registers the compilers
 from .errors import NotModelled
 from .intrinsics import DeviceAssertion
 from .memory import EmulatedFault, EmulatedRace, LocalMemory, Memories
@@ -34,26 +34,42 @@ MAX_BLOCKS = 2_000_000  # blocks one executor may run: more is a spin-wait on an
 class Kernel:
     """A parsed kernel function made ready to run: every instruction a closure, post-dominators known."""
 
-    def __init__(self, module, name, arch, wave_size):
+    def __init__(self, module, name, arch, wave_size, poison_tracking=True):
+        """`poison_tracking` off: no poison tracked (poison.py), as before it existed; `readlane` of an inactive
+        lane is then NotModelled again. For callers that judge against another oracle and want the cost back."""
         fn = module.functions.get(name)
+        self.poison_tracking = poison_tracking
         if fn is None:
             raise NotModelled(f"kernel {name} not found in the IR")
         self.fn, self.module, self.arch, self.wave_size = fn, module, arch, wave_size
         self.params = fn.params
         self.blocks, self.phi_in = {}, {}
+        # pfn: each instruction's poison (poison.py), kept only where poison can reach it (may_be_poison)
+        maybe = poison.may_be_poison(fn)
+        if not poison_tracking:
+            maybe, fn.poison_info = set(), dict.fromkeys(fn.poison_info, 0)
         for bname, block in fn.blocks.items():
             body = []
             for ins in block.body[:-1]:
-                body.append((ins.res, self._compile(ins), ins))
+                track = poison.Track(ins, self, fn.poison_info) if poison.needs(
+                    ins, maybe, fn.poison_info, fn.poison_ignores) else None
+                body.append((ins.res, self._compile(ins), ins, track))
             term = block.body[-1]
             if term.op not in ("br", "switch", "ret", "unreachable"):
                 raise NotModelled(f"terminator {term.op}")
             cond = self.get(term.ops[0]) if term.op in ("br", "switch") and term.ops else None
-            self.blocks[bname] = (body, term, cond)
+            reader = poison.branch_operand(term)
+            self.blocks[bname] = (body, term, cond, reader if reader and poison.needs(
+                term, maybe, fn.poison_info, fn.poison_ignores) else None)
             for phi in block.phis:
                 for pred, value in zip(phi.extra["from"], phi.ops):
-                    self.phi_in.setdefault((pred, bname), []).append((phi.res, self.get(value), phi.ty))
+                    # a phi that may hold poison takes each edge's poison (or its absence) with its value
+                    reads = poison.Operand(value, phi.line) if phi.res in maybe else None
+                    self.phi_in.setdefault((pred, bname), []).append((phi.res, self.get(value), phi.ty, reads))
         self.ipdom = _post_dominators(fn)
+        # edges whose phis take an undef or poison constant: their poison is tracked even while none exists
+        self.phi_poisoned = {edge for edge, items in self.phi_in.items() if any(p is not None and p.const is not None
+                                                                                for *_, p in items)}
 
     def _compile(self, ins):
         if ins.op == "call":
@@ -155,11 +171,13 @@ class Executor:
         self.mask = np.ones(self.n, bool)
         self.full = True
         self.blocks_run = 0
+        self.poison = {}  # SSA name -> (mask, source) where some lane holds poison (poison.py); empty: none
 
     def run(self):
         kernel = self.kernel
         stack = [[kernel.fn.entry, EXIT, np.ones(self.n, bool)]]
         env = self.env
+        tracked = self.poison  # non-empty only while some value holds poison
         while stack:
             top = stack[-1]
             block = top[0]
@@ -168,10 +186,23 @@ class Executor:
                 stack.pop()
                 continue
             self.mask, self.full = mask, bool(mask.all())
-            body, term, cond = kernel.blocks[block]
-            for res, fn, ins in body:
+            body, term, cond, cond_poison = kernel.blocks[block]
+            for res, fn, ins, track in body:
                 try:
-                    out = fn(self)
+                    if track is None:
+                        out = fn(self)
+                    elif not (track.always or tracked and not tracked.keys().isdisjoint(track.names)):
+                        out = fn(self)  # no operand holds poison now: nor does the result (a loop's stale entry)
+                        if res in tracked:
+                            poison.store_entry(self, res, None)
+                    elif track.before:  # a memory access: poison in its address is UB before it can fault
+                        track(self, None)
+                        out = fn(self)
+                    else:
+                        out = fn(self)
+                        entry = track(self, out)
+                        if res is not None and (entry is not None or tracked):
+                            poison.store_entry(self, res, entry)
                 except (NotModelled, EmulatedFault, EmulatedRace, DeviceAssertion):
                     raise
                 except Exception as exc:  # an executor bug: say where, so it can be fixed (never a finding)
@@ -195,6 +226,8 @@ class Executor:
             if cond is None:
                 self._go(top, block, targets[0], mask)
                 continue
+            if cond_poison is not None and (tracked or cond_poison.const is not None):
+                poison.check_branch(self, cond_poison, term)
             value = lanes_of(cond(self), self.n)
             if term.op == "br":
                 ways = [(targets[0], mask & value), (targets[1], mask & ~value)]
@@ -236,8 +269,15 @@ class Executor:
         incoming = self.kernel.phi_in.get((pred, target))
         if not incoming:
             return
-        values = [(res, get(self)) for res, get, _ in incoming]  # all read before any is written
+        values = [(res, get(self)) for res, get, _, _ in incoming]  # all read before any is written
         full = self.full and bool(mask.all())
+        if self.poison or (pred, target) in self.kernel.phi_poisoned:  # a phi takes its edge's poison
+            entries = [(res, p(self)) for res, _, _, p in incoming if p is not None]
+            saved = self.mask, self.full
+            self.mask, self.full = mask, full
+            for res, entry in entries:
+                poison.store_entry(self, res, entry)
+            self.mask, self.full = saved
         for res, value in values:
             self.env[res] = value if full else merge(mask, value, self.env.get(res))
 

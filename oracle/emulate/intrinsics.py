@@ -140,8 +140,10 @@ def _readfirstlane(ins, args, kernel):
 def _readlane(ins, args, kernel):
     from . import lanes as L
     dt = dtype_of(ins.ty)
-    return lambda ex: L.readlane(_waves(ex, args[0](ex)), _waves(ex, args[1](ex)), _active(ex)).reshape(
-        ex.n).astype(dt, copy=False)
+    # a read of an inactive lane is poison (poison_calls.py), not an error: the executor tracks it to its use
+    tracked = getattr(kernel, "poison_tracking", True)
+    return lambda ex: L.readlane(_waves(ex, args[0](ex)), _waves(ex, args[1](ex)), _active(ex),
+                                 inactive_ok=tracked).reshape(ex.n).astype(dt, copy=False)
 
 
 def _fdot2(ins, args, kernel):
@@ -220,7 +222,7 @@ def _update_dpp(ins, args, kernel):
 
     def run(ex):
         old = _waves(ex, np.asarray(args[0](ex)).astype(dt, copy=False)).view(np.uint32) \
-            if ins.ops[0][2:] != (None,) else np.zeros((ex.n // kernel.wave_size, kernel.wave_size), np.uint32)
+            if not (ins.ops[0][0] == "c" and ins.ops[0][2] is None) else np.zeros((ex.n // kernel.wave_size, kernel.wave_size), np.uint32)
         src = _waves(ex, np.asarray(args[1](ex)).astype(dt, copy=False)).view(np.uint32)
         out = L.update_dpp(old, src, ctrl, row_mask, bank_mask, bool(bound), _active(ex), kernel.arch)
         return np.ascontiguousarray(out).reshape(ex.n).view(dt)

@@ -170,11 +170,11 @@ def _instruction(text, number) -> Ins:
 
 
 def _binary(line, op, res):
-    line.skip_flags()
+    flags = line.skip_flags()
     ty = line.type()
     a = line.value(ty)
     line.expect(",")
-    return Ins(op, res, ty, [a, line.value(ty)])
+    return Ins(op, res, ty, [a, line.value(ty)], {"flags": flags} if flags else {})
 
 
 def _fneg(line, op, res):
@@ -184,13 +184,13 @@ def _fneg(line, op, res):
 
 
 def _cmp(line, op, res):
-    line.skip_flags()
+    flags = line.skip_flags()
     pred = line.next()
     ty = line.type()
     a = line.value(ty)
     line.expect(",")
     rty = ("v", ty[1], ("i", 1)) if ty[0] == "v" else ("i", 1)
-    return Ins(op, res, rty, [a, line.value(ty)], {"pred": pred, "opty": ty})
+    return Ins(op, res, rty, [a, line.value(ty)], {"pred": pred, "opty": ty, "flags": flags})
 
 
 def _select(line, op, res):
@@ -204,10 +204,10 @@ def _select(line, op, res):
 
 
 def _cast(line, op, res):
-    line.skip_flags()
+    flags = line.skip_flags()
     fty, v = line.typed_value()
     line.expect("to")
-    return Ins(op, res, line.type(), [v], {"from": fty})
+    return Ins(op, res, line.type(), [v], {"from": fty, "flags": flags})
 
 
 def _phi(line, op, res):
@@ -291,7 +291,7 @@ def _store(line, op, res):
 
 
 def _gep(line, op, res):
-    line.skip_flags()
+    flags = line.skip_flags()
     src = line.type()
     line.expect(",")
     pty, base = line.typed_value()
@@ -302,14 +302,15 @@ def _gep(line, op, res):
         line.skip_flags()
         ity, idx = line.typed_value()
         indices.append((ity, idx))
-    return Ins(op, res, pty, [base] + [v for _, v in indices], {"src": src, "itys": [t for t, _ in indices]})
+    return Ins(op, res, pty, [base] + [v for _, v in indices], {"src": src, "itys": [t for t, _ in indices],
+                                                                "flags": flags})
 
 
 def _extractelement(line, op, res):
     vty, v = line.typed_value()
     line.expect(",")
     ity, idx = line.typed_value()
-    return Ins(op, res, vty[2], [v, idx])
+    return Ins(op, res, vty[2], [v, idx], {"n": vty[1]})
 
 
 def _insertelement(line, op, res):
@@ -369,13 +370,16 @@ def _call(line, op, res):
     elif not callee.startswith("@"):
         raise NotModelled(f"indirect call at IR line {line.number}")
     line.expect("(")
-    args, tys = [], []
+    args, tys, noundef = [], [], []
     while not line.eat(")"):
-        aty, v = line.typed_value()
+        aty = line.type()
+        noundef.append(line.skip_attrs())
+        v = line.value(aty)
         args.append(v)
         tys.append(aty)
         line.eat(",")
-    return Ins(op, res, ty, args, {"callee": callee if callee.startswith("asm:") else callee[1:], "tys": tys})
+    return Ins(op, res, ty, args, {"callee": callee if callee.startswith("asm:") else callee[1:], "tys": tys,
+                                   "noundef": noundef})
 
 
 def _atomicrmw(line, op, res):

@@ -61,13 +61,20 @@ class _Line:
             raise NotModelled(f"IR line {self.number}: expected {tok!r}: {self.text.strip()[:120]}")
 
     def skip_flags(self):
+        """Skip the flags here; returns them (nsw, nuw, exact, disjoint, nneg, samesign, inbounds: poison sources)."""
+        flags = ()
         while self.peek() in _FLAGS:
+            flags += (self.peek(),)
             self.i += 1
+        return flags
 
     def skip_attrs(self):
+        """Skip parameter attributes; returns whether `noundef` was among them (poison there is UB)."""
+        noundef = False
         while True:
             tok = self.peek()
             if tok in _ATTRS:
+                noundef |= tok == "noundef"
                 self.i += 1
             elif tok in _PARAM_ATTRS_WITH_ARG:
                 self.i += 1
@@ -78,7 +85,7 @@ class _Line:
             elif tok.startswith("#"):
                 self.i += 1
             else:
-                return
+                return noundef
 
     def _skip_parens(self):
         depth = 0
@@ -136,7 +143,9 @@ class _Line:
             return ("%", tok[1:])
         if tok.startswith("@"):
             return ("g", tok[1:])
-        if tok in ("undef", "poison", "zeroinitializer", "null"):
+        if tok in ("undef", "poison"):  # a 4th field marks it (value None reads as 0 for who ignores poison)
+            return ("c", ty, None, tok)
+        if tok in ("zeroinitializer", "null"):
             return ("c", ty, None)
         if tok in ("true", "false"):
             return ("c", ty, int(tok == "true"))
@@ -145,12 +154,12 @@ class _Line:
             ety = self.type()
             inner = self.value(ety)
             self.expect(")")
-            return ("c", ty, [inner[2]] * ty[1])
+            return ("c", ty, [_element(inner)] * ty[1])
         if tok == "<":
             items = []
             while not self.eat(">"):
                 ety = self.type()
-                items.append(self.value(ety)[2])
+                items.append(_element(self.value(ety)))
                 self.eat(",")
             return ("c", ty, items)
         if tok in CASTS or tok == "getelementptr":
@@ -184,6 +193,13 @@ class _Line:
         ty = self.type()
         self.skip_attrs()
         return ty, self.value(ty)
+
+
+def _element(operand):
+    """A vector constant's element: its value; None only for an undef or poison element (null or zero is 0)."""
+    if operand[0] == "c" and operand[2] is None and len(operand) == 3:
+        return 0
+    return operand[2]
 
 
 def float_bits(tok, kind, line=None) -> int:

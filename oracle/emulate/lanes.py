@@ -268,10 +268,11 @@ def _per_wave(x, w):
     return x
 
 
-def readlane(src, lane, active=None):
+def readlane(src, lane, active=None, inactive_ok=False):
     """llvm.amdgcn.readlane: every lane gets src of lane `lane` ("lane = S1.u32[5:0]" [CDNA4]: the lane
     number mod S). `lane` must be wave-uniform (IntrinsicsAMDGPU.td: otherwise undefined); with `active`, a
-    non-uniform lane among active lanes, or reading a lane that did not compute its value, is NotModelled."""
+    non-uniform lane among active lanes, or reading a lane that did not compute its value, is NotModelled, unless
+    `inactive_ok` (an executor that tracks poison makes that read poison, and the value read is whatever it holds)."""
     src = np.asarray(src)
     w, s = src.shape
     lane = _per_wave(lane, w)
@@ -283,7 +284,7 @@ def readlane(src, lane, active=None):
             raise NotModelled("readlane with a lane number that is not uniform across the wave")
         lane = first
     idx = ((lane.astype(np.int64) & 0xFFFFFFFF) % s)[:, :1]
-    if active is not None:
+    if active is not None and not inactive_ok:
         read_inactive = ~np.take_along_axis(active, idx, axis=1)[:, 0] & active.any(axis=1)
         if np.any(read_inactive):
             raise NotModelled("readlane of a lane that is not active (its value is undefined in the IR)")

@@ -24,7 +24,9 @@ def _tdiv(a, b):
     """Signed division rounding toward zero (LLVM sdiv); b = 0 (poison) gives 0."""
     a64, b64 = a.astype(np.int64), b.astype(np.int64)
     safe = np.where(b64 == 0, 1, b64)
-    q = np.abs(a64) // np.abs(safe) * np.sign(a64) * np.sign(safe)
+    with np.errstate(over="ignore"):   # floor division, then toward zero: np.abs(INT64_MIN) would wrap
+        q = np.floor_divide(a64, safe)
+        q = np.where(((a64 - q * safe) != 0) & ((a64 < 0) != (safe < 0)), q + 1, q)
     return np.where(b64 == 0, 0, q)
 
 
@@ -231,6 +233,7 @@ def _extractelement(ins, get):
     def run(ex):
         v, i = gv(ex), np.asarray(gi(ex)).astype(np.int64)
         v2 = np.atleast_2d(v)
+        i = np.clip(i, 0, v2.shape[1] - 1)  # an index past the end is poison (poison_ops.py): any value here
         return np.take_along_axis(v2, np.broadcast_to(i.reshape(-1, 1) if i.ndim else i, (v2.shape[0], 1)), 1)[:, 0]
     return run
 
@@ -242,7 +245,8 @@ def _insertelement(ins, get):
 
     def run(ex):
         v, e = gv(ex), ge(ex)
-        rows = max(np.shape(v)[0] if np.ndim(v) == 2 else 1, np.shape(e)[0] if np.ndim(e) else 1)
+        rows = max(np.shape(v)[0] if np.ndim(v) == 2 else 1, np.shape(e)[0] if np.ndim(e) else 1,
+                   1 if constant_index is not None else np.size(gi(ex)))
         out = np.array(np.broadcast_to(v, (rows, n)))
         if constant_index is not None:
             out[:, constant_index] = e
