@@ -49,6 +49,12 @@ FLOORS = {
     # the kernel templates (fuzz/shape_templates.py): about half their measured share of a default campaign (17%)
     "kernel templates": (tuple(f"shape:{name}" for name in ("moe", "persistent", "paged", "pointers", "descriptor")),
                          0.08),
+    # reach (issue #38, docs/reach.md): about half the share measured over 300 generator kernels for gfx942 (seeds 1
+    # and 2: 4.7-7.0%, 7.3-10.3%, 3.0%); a scan of a dot result reaches the scan's lowering through a conversion to
+    # a blocked layout (Triton 3.9.0 lowers scans on blocked layouts only: fuzz/reach_cells.py)
+    "scan of a dot result": (("detail:dot_result:scan",), 0.02),
+    "condition reused around a loop": (("control:cond_reused_across_loop",), 0.035),
+    "size-1 dimension in a value": (("detail:size1:tile",), 0.015),
     # what the compiler made of the kernels (oracle/ttgir_features.py; compile backend only), about half the share
     # measured over ~200 compile-campaign kernels for gfx942 with kernel shapes (Triton 3.9.0, seed 77)
     "reduction of a dot result (TTGIR)": (_on_mma("detail:ttgir:tt.reduce:float@{}"), SHARE_REDUCE, "exclude:ttgir"),

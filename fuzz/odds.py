@@ -76,6 +76,15 @@ EPILOGUE_STORES_MAX = 4  # unconsumed values the epilogue stores (the most recen
 EPILOGUE_ATOMIC = (1, 4)  # the epilogue writes a value that spans the grid with an atomic rather than a store
 EPILOGUE_ATOMIC_KINDS = {"add": 2, "xchg": 1, "max": 1}  # the epilogue's atomic (those the target has)
 
+# reach (issue #38, fuzz/reach.py): what the backend's lowering patterns meet only if a kernel asks for it directly
+DOT_RESULT_OPS = (1, 3)  # a K-loop's result goes straight into a reduction, scan, transpose... (no store between)
+DOT_RESULT_MENU = {"sum": 2, "max": 1, "argmax": 1, "scan": 3, "reduce_then": 3, "trans": 1, "reshape": 1,
+                   "join": 1}  # what is applied to the dot result (reduce_then: a reduction, then an op on its slice)
+COND_REGIONS = (1, 3)  # a drawn `if` is two ifs on one runtime condition around a loop (AMD's if-combining pairs them)
+COND_RETEST = (1, 2)  # the condition is tested again inside a then-branch it guards (a nested if)
+DEGENERATE_BLOCK = (1, 3)  # a kernel without tl.dot has one axis with a tiny block (1 or 2 elements): [32, 1] tiles
+DEGENERATE_BLOCKS = {1: 3, 2: 1}  # that block
+
 # ---- op attributes (fuzz/ops_*.py, draw_attrs) ------------------------------------------------------------------
 CAST_COMMON_COPIES = 3  # the common dtypes (fuzz/dtypes.py COMMON_DTYPES) stand this often in a cast's target menu
 CAST_FP8_COPIES = 2  # the fp8 dtypes stand this often in the target menu of a cast from fp32/fp16/bf16

@@ -36,6 +36,12 @@ class Walker:
         self.koffs = "offs_K"
         self.nodes: list[dict] = []  # the resolved program the oracle evaluates (see oracle/evaluate.py)
         self.k_views = used_k_views(spec.inputs)
+        # reach (fuzz/reach.py): which values are dot results or slices of one, which conditions guarded an if
+        self.dot_results: set[str] = set()  # names of tl.dot / tl.dot_scaled results and loops that yield them
+        self.dot_slices: set[str] = set()  # names of reductions of a dot result (the slice layout of its MMA layout)
+        self.cond_seen: dict[str, int] = {}  # an if's condition -> the loops walked when it first guarded an if
+        self.active_conds: list[str] = []  # the conditions of the ifs being walked, outermost first
+        self.loops_done = 0
 
     # --- context used by the op registry's emitters --------------------------------------------------------------
     def block(self, axis):
@@ -152,6 +158,7 @@ class Walker:
         elif op.name == "load":
             self.features.control.add("load_scalar")
         self.features.details.update(detail_features(op, types, attrs))
+        self.features.details.update(self._reach_details(op, args, types, attrs, results))
         from_load = op.name == "load" and bool(self.loops) or any(a.from_load for a in args)
         loops = [loop for loop in self.loops if not loop.get("once")]  # what is still a loop after the frontend
         if op.family == "dot" and loops and any(a.from_load for a in args):
@@ -173,11 +180,50 @@ class Walker:
         names = [self.fresh() for _ in results]
         node["out"], node["out_types"] = names, results
         self.emit(depth, f"{', '.join(names)} = {expr}")
+        if op.family == "dot" or op.name.startswith("dot_scaled"):
+            self.dot_results.update(names)
+        elif op.family == "reduce" and any(a.name in self.dot_results for a in args):
+            self.dot_slices.update(names)
         for name, rtype in zip(names, results):
             # a selected pointer keeps the strides of the buffers it chose between (equal by construction)
             strides = next((a.strides for a in args if a.type.kind == "ptr"), ()) if rtype.kind == "ptr" else ()
             env.define(Value(name, rtype, strides, from_load=from_load))
             self.features.dtypes.add(rtype.dtype)
+
+    def _reach_details(self, op, args, types, attrs, results) -> set:
+        """What the reach matrix (fuzz/reach.py) needs the generator to ask for: an op straight on a dot result or on
+        the slice a reduction of one leaves (the MMA layout reaches the op's lowering only then), and degenerate
+        sizes (a size-1 dimension in a value, a reduction or scan along one, an axis narrower than the warps)."""
+        out = set()
+        if op.family in ("reduce", "scan", "shape", "atomic"):  # not elementwise: every layout lowers those alike
+            if any(a.name in self.dot_results for a in args):
+                out.add(f"dot_result:{op.name}")
+            if any(a.name in self.dot_slices for a in args):
+                out.add(f"dot_slice:{op.name}")
+        if op.family in ("reduce", "scan") and types and isinstance(attrs.get("axis"), int) and \
+                attrs["axis"] < len(types[0].axes) and self.blocks.get(types[0].axes[attrs["axis"]]) == 1:
+            out.add(f"size1:{op.family}")
+        for rtype in results:
+            sizes = [self.blocks.get(a) for a in rtype.axes if a in self.blocks]
+            if len(rtype.axes) >= 2 and 1 in sizes:
+                out.add("size1:tile")
+            if sizes and min(sizes) < self.spec.launch.num_warps:
+                out.add("size_lt_warps:tile")
+        return out
+
+    def _cond_reuse(self, cond_name):
+        """A runtime condition that guards more than one region (coverage): again after a loop, the shape AMD's
+        if-combining pass pairs up, or again inside a region it already guards."""
+        if cond_name is None:
+            return
+        if cond_name in self.cond_seen:
+            self.features.control.add("cond_reused")
+            if self.loops_done > self.cond_seen[cond_name]:
+                self.features.control.add("cond_reused_across_loop")
+        else:
+            self.cond_seen[cond_name] = self.loops_done
+        if cond_name in self.active_conds:
+            self.features.control.add("cond_retested_nested")
 
     def for_stmt(self, loop, env, depth):
         outer_branch, self.in_branch = self.in_branch, False
@@ -252,12 +298,15 @@ class Walker:
                 self.emit(inner, f"{c.name} = {chosen.name}")
             if chosen.from_load:
                 c.from_load = True
+            if chosen.name in self.dot_results:  # a K-loop's accumulator: the loop's result is the dot's
+                self.dot_results.add(c.name)
         self.loops.pop()
         self.koffs = outer_koffs
         for c in cvars:
             env.define(Value(c.name, c.type, from_load=False))
         if once:
             return
+        self.loops_done += 1
         self.features.control.add("for")
         self.features.control.add(f"for_{trip[0]}")
         if carried:
@@ -294,6 +343,7 @@ class Walker:
         else:
             cond_expr = "pid_m % 2 == 0"
         cond_name = cond_expr if cond_expr != "pid_m % 2 == 0" else None
+        self._cond_reuse(cond_name)
         types = [VType(*t) for t in node.get("types", []) if isinstance(t, list) and len(t) in (3, 4)]
         names = [self.fresh("y") for _ in types]
         branches, branch_nodes = [], []
@@ -302,7 +352,9 @@ class Walker:
             start = len(self.lines)
             outer, self.in_branch = self.in_branch, True
             outer_nodes, self.nodes = self.nodes, []
+            self.active_conds.append(cond_name)
             self.block_stmts(node.get(key, []), branch_env, depth + 1)
+            self.active_conds.pop()
             branch_nodes.append(self.nodes)
             self.nodes = outer_nodes
             self.in_branch = outer

@@ -17,14 +17,18 @@ from .opdef import VType
 from .ops import REGISTRY, ops_for
 from .ops_dot_scaled import SCALED_ROLES
 from .program import Walker
+from .reach_statements import ReachStatements
 from .scope import Value, carriable
 
 
-class Generator:
+class Generator(ReachStatements):
     """Draws one kernel's statements into its spec's body, walking each as it goes so the next draw sees it."""
 
     def __init__(self, draw, caps, spec, max_ops):
         self.draw, self.caps, self.spec = draw, caps, spec
+        matmul = [a["axes"] for a in spec.inputs[:2]] == ["MK", "KN"] or spec.meta.get("mx")
+        if not matmul and not spec.meta.get("shape") and odds.chance(draw, odds.DEGENERATE_BLOCK):
+            self.degenerate_block(spec)
         self.walker = Walker(spec, caps)
         self.env = self.walker.root_env()
         self.budget = max_ops
@@ -125,9 +129,13 @@ class Generator:
             loop["yield"].append(0 if c is cvals[0] and kloop else
                                  draw(st.integers(0, min(odds.YIELD_WINDOW, len(same) - 1))))
         body.append({"for": loop})
+        before = len(env.values)
         self.walker.for_stmt(loop, env, depth)
         self.walker.lines.clear()
         self.budget -= 1
+        results = env.values[before:]
+        if kloop and results and results[0].type.axes == "MN" and odds.chance(draw, odds.DOT_RESULT_OPS):
+            self.dot_result_ops(env, body, results[0])
 
     def kloop_body(self, env, body, acc):
         """Loads of an (M,K) and a (K,N) tile, optional elementwise work on them, then acc = dot(a, b, acc)."""
@@ -232,12 +240,19 @@ class Generator:
                 types.append(list(draw(st.sampled_from(tensor_types))))
         return self._gen_if(env, body, depth, cond, types)
 
-    def _gen_if(self, env, body, depth, cond, types):
+    def _gen_if(self, env, body, depth, cond, types, retest=None):
+        """`retest`: a condition the then-branch tests again (a nested if on the same scalar); with it each branch
+        gets a side effect, so that canonicalisation keeps the if for the AMD passes to see."""
         draw = self.draw
         node = {"cond": cond, "types": types, "then": [], "then_yield": [], "else": [], "else_yield": []}
         elif_chain = bool(types) and types[0][0] == "ptr" and depth < odds.DEPTH_MAX and draw(st.booleans())
         for key in ("then", "else"):
             branch = env.child()
+            if retest is not None:
+                self.guarded_effect(branch, node[key])
+            if key == "then" and retest is not None and self.cond_ref(branch, retest) is not None and \
+                    depth < odds.DEPTH_MAX and odds.chance(draw, odds.COND_RETEST):
+                self._gen_if(branch, node[key], depth + 1, self.cond_ref(branch, retest), [], retest=retest)
             if key == "else" and elif_chain:  # if / elif / else choosing among pointers
                 self.gen_if(branch, node[key], depth + 1, types=types)
             else:
@@ -271,6 +286,8 @@ class Generator:
                 self.gen_return(env, body)
             elif kind == "for":
                 self.gen_for(env, body, depth, kloop=odds.chance(draw, odds.KLOOP_FOR))
+            elif kind == "if" and depth < odds.DEPTH_MAX - 1 and odds.chance(draw, odds.COND_REGIONS):
+                self.gen_cond_regions(env, body, depth)
             elif kind == "if":
                 self.gen_if(env, body, depth)
             else:

@@ -25,6 +25,8 @@ _KINDS = {"blocked": "blocked", "amd_mfma": "mfma", "amd_wmma": "wmma", "nvidia_
           "amd_rotating_shared": "shared", "slice": "slice", "dot_op": "dot_op"}
 _DIALECT_ONLY = ("arith", "math")  # elementwise dialects: counted by dialect, not op by op
 _DIALECTS = {"amdgpu": "amdg", "triton_gpu": "ttg"}  # older releases' spellings (3.4-3.6)
+_TARGET = re.compile(r'"?(?:ttg|triton_gpu)\.target"?\s*=\s*"hip:(gfx\w+)"')
+_CELL = re.compile(r"^[a-z_][\w.]*@[\w()]+$")  # `op@kind`: a cell of the reach matrix (fuzz/reach_cells.py)
 
 
 def _kind_of(name: str, body: str, aliases: dict) -> str:
@@ -94,7 +96,9 @@ def _op_features(op: str, line: str, aliases: dict) -> set:
 
 def features(ttgir: str) -> set:
     """The kernel's TTGIR features: each op alone and with each encoding kind on its line, e.g. {"tt.reduce",
-    "tt.reduce@mfma", "tt.reduce@slice(mfma)", "scf.if:ptr"}."""
+    "tt.reduce@mfma", "tt.reduce@slice(mfma)", "scf.if:ptr"}; each `op@kind` also with the module's target in front
+    (`gfx942:tt.reduce@mfma`), so that a campaign over several targets says which target reached a cell of the reach
+    matrix (fuzz/reach.py): a campaign's coverage table counts kernels per feature, never per target and feature."""
     aliases = encodings(ttgir)
     out, pending = set(), []  # pending: region ops whose types come on their closing line
     for raw in ttgir.splitlines():
@@ -113,6 +117,9 @@ def features(ttgir: str) -> set:
             pending.append(op)
             continue
         out |= _op_features(op, line, aliases) | _pointer_features(op, line)
+    target = _TARGET.search(ttgir)
+    if target:
+        out |= {f"{target.group(1)}:{f}" for f in out if _CELL.match(f)}
     return out
 
 

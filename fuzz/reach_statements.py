@@ -1,0 +1,94 @@
+"""The statements that fill the reach matrix's holes (issue #38, docs/reach.md, fuzz/reach.py): ops straight on dot
+results and their slices, one runtime condition guarding regions before and after a loop, degenerate block sizes.
+
+Why a module of its own: each is a small template over the ordinary statement language (what it produces is plain
+statements the walker, the oracle and the reducer already handle), and the statement generator (fuzz/statements.py,
+Generator) is already the size a module should be; Generator takes these as a mixin.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from . import odds
+from .opdef import VType
+from .ops import REGISTRY
+from .scope import carriable
+
+
+class ReachStatements:
+    """Mixed into fuzz/statements.py's Generator: uses its draw, caps, try_op, ref_to, output_for, _gen_if, gen_if,
+    gen_for and ensure_cond."""
+
+    def degenerate_block(self, spec):
+        """One axis of a kernel without a product gets a block of 1 or 2 ([32, 1] tiles, reductions and scans along
+        a size-1 axis, fewer rows than warps): layouts then replicate or broadcast where the lowering patterns are
+        least exercised. Drawn before the body, so every statement is drawn against it (tl.dot refuses it)."""
+        axis = self.draw(st.sampled_from("MNK"))
+        block = self.draw(st.sampled_from(odds.menu(odds.DEGENERATE_BLOCKS)))
+        spec.blocks[axis] = block
+        spec.sizes[axis] = self.draw(st.integers(1, 3 * block))
+
+    def apply(self, env, body, name, value, **fixed):
+        """`name` on `value` as its first operand (attributes drawn, then `fixed` over them); its results or None."""
+        op = REGISTRY[name]
+        if value not in env.candidates(op, 0, []):
+            return None
+        attrs = dict(op.draw_attrs(self.draw, (value.type,), self.caps), **fixed)
+        return self.try_op(env, body, name, [self.ref_to(env, op, 0, [], value)], attrs)
+
+    def dot_result_ops(self, env, body, acc):
+        """An op straight on a K-loop's result, in the MMA layout the dot left it in, and (reduce_then) one on the
+        slice a reduction of it leaves: what the lowering of a scan, reduction or transpose meets on a dot result
+        only when no store or other op in between made the compiler convert it first (fuzz/reach.py)."""
+        draw = self.draw
+        kind = odds.pick(draw, odds.DOT_RESULT_MENU)
+        if kind == "join":
+            op = REGISTRY["join"]
+            if acc in env.candidates(op, 0, []) and acc in env.candidates(op, 1, [acc.type]):
+                ref = self.ref_to(env, op, 0, [], acc)
+                self.try_op(env, body, "join", [ref, self.ref_to(env, op, 1, [acc], acc)], {})
+            return
+        got = self.apply(env, body, "sum" if kind == "reduce_then" else kind, acc)
+        if got and kind == "reduce_then" and got[0] is not None and got[0].type.axes:
+            then = draw(st.sampled_from(["scan", "expand", "max", "scan"]))
+            self.apply(env, body, then, got[0], **({} if then == "expand" else {"axis": 0}))
+
+    def guarded_effect(self, env, body):
+        """An i32 scalar atomically added to a scalar output: a side effect, so canonicalisation cannot fold the if
+        that guards it into a select or drop it (exact and order-free, so the oracle's reference is exact too)."""
+        op, draw = REGISTRY["atomic"], self.draw
+        values = [v for v in env.candidates(op, 0, []) if v.type == VType("t", "i32", "")]
+        out = self.output_for("i32", "", "atomic") if values and self.caps.has("atomic:add:i32") else None
+        if out is None or out not in env.candidates(op, 1, [values[-1].type]):
+            return
+        scopes = [s for s in self.caps.atomic_scopes if s != "cta"] or ["gpu"]  # programs share the address
+        attrs = {"op": "add", "sem": draw(st.sampled_from(self.caps.atomic_sems)),
+                 "scope": draw(st.sampled_from(scopes))}
+        self.try_op(env, body, "atomic", [self.ref_to(env, op, 0, [], values[-1]),
+                                          self.ref_to(env, op, 1, [values[-1]], out)], attrs)
+
+    def cond_ref(self, env, cond):
+        """The reference that resolves to `cond` among the scalar conditions in scope (program.py, if_stmt)."""
+        conds = [v for v in env.values if v.type == VType("t", "i1", "")]
+        return len(conds) - 1 - conds.index(cond) if cond in conds else None
+
+    def gen_cond_regions(self, env, body, depth):
+        """`if c: ...`, a loop, `if c: ...` on the same runtime scalar (AMD's if-combining pass pairs such ifs up,
+        the loop between them is what it must respect), with c tested again inside a then-branch it guards some of
+        the time; each branch has a side effect (guarded_effect) that keeps the ifs in TTGIR. Each part is an
+        ordinary statement: the reducer drops them one by one."""
+        draw = self.draw
+        conds = [v for v in env.values if v.type == VType("t", "i1", "")]
+        cond = conds[-1 - self.ensure_cond(env, body)] if conds else None
+        if cond is None:
+            conds = [v for v in env.values if v.type == VType("t", "i1", "")]
+            cond = conds[-1] if conds else None
+        if cond is None:
+            return self.gen_if(env, body, depth)
+        self._gen_if(env, body, depth, self.cond_ref(env, cond), [], retest=cond)
+        self.gen_for(env, body, depth, kloop=False)
+        ref = self.cond_ref(env, cond)
+        if ref is not None:
+            types = [list(draw(st.sampled_from(sorted({v.type for v in carriable(env) if v.type.axes}))))] \
+                if any(v.type.axes for v in carriable(env)) and draw(st.booleans()) else []
+            self._gen_if(env, body, depth, ref, types, retest=cond)
