@@ -143,6 +143,8 @@ def _swap(ins, fn, mcpu):
         return None
     i, j = names.index("S0"), names.index("S1")
     a, b = ins.operands[i], ins.operands[j]
+    if a == b:   # `v_sub_u32 v1, v2, v2` swapped is the same instruction: no edit, no site
+        return None
     if not (_fits(b, op.widths["S0"]) and _fits(a, op.widths["S1"])):
         return None
     operands = list(ins.operands)
