@@ -143,6 +143,14 @@ def _abs(bits, a, _poison=None):
     return np.abs(signed(a).astype(np.int64))
 
 
+def _bswap(bits, a):
+    """llvm.bswap: the bytes of an integer of 2k bytes, reversed (LangRef)."""
+    a, out = np.asarray(a).astype(np.uint64), 0
+    for k in range(bits // 8):
+        out = out | ((a >> np.uint64(8 * k)) & np.uint64(0xFF)) << np.uint64(bits - 8 - 8 * k)
+    return out
+
+
 def _ctpop(bits, a):
     return np.bitwise_count(np.asarray(a).astype(np.uint64))
 
@@ -199,6 +207,7 @@ MATH = {
     "llvm.umax": _int_fn(_minmax(np.maximum, False)), "llvm.umin": _int_fn(_minmax(np.minimum, False)),
     "llvm.smax": _int_fn(_minmax(np.maximum, True)), "llvm.smin": _int_fn(_minmax(np.minimum, True)),
     "llvm.abs": _int_fn(_abs), "llvm.ctlz": _int_fn(_ctlz), "llvm.cttz": _int_fn(_cttz), "llvm.ctpop": _int_fn(_ctpop),
+    "llvm.bswap": _int_fn(_bswap),
     "llvm.sadd.with.overflow": _overflow("sadd"), "llvm.uadd.with.overflow": _overflow("uadd"),
     "llvm.ssub.with.overflow": _overflow("ssub"), "llvm.usub.with.overflow": _overflow("usub"),
     "llvm.smul.with.overflow": _overflow("smul"), "llvm.umul.with.overflow": _overflow("umul"),
