@@ -31,7 +31,7 @@ def add_plants(sub):
     p.add_argument("--seed", type=int, default=0, help="the inputs' seed")
     p.add_argument("--relax", action="store_true",
                    help="drop-waitcnt raises each counter of a wait by one instead of removing the wait")
-    p.add_argument("--bit", type=int, default=0, choices=range(8), metavar="0..7",
+    p.add_argument("--bit", type=int, default=0, metavar="0..7",
                    help="the truth-table bit bitop3-table flips (default 0: all three inputs 0)")
     p.add_argument("--llc", default=None, metavar="PATH", help="the llc (default /usr/lib/llvm-22/bin/llc)")
     p.add_argument("--min-rate", type=float, default=None, metavar="R",
@@ -67,6 +67,8 @@ def run_plants(args) -> int:
     from gfxhound.amdgcn.codegen import CodegenError
     from gfxhound.oracle.asm_plants_detect import PLANTS, detection, summarise, table
     from gfxhound.oracle.crosscheck import LaunchError
+    if not 0 <= args.bit <= 7:
+        raise UserError(f"--bit {args.bit}: a bit of the 8-bit truth table, 0 to 7")
     plants = [p.strip() for p in args.plant.split(",") if p.strip()] or list(PLANTS)
     unknown = [p for p in plants if p not in PLANTS]
     if unknown:

@@ -37,7 +37,8 @@ WORK = [("gfxhound.campaign", "Campaign.run"), ("gfxhound.reduce.workflow", "red
         ("gfxhound.oracle.cast_sweep", "run_table"), ("gfxhound.report.perf", "measure"),
         ("gfxhound.report.perf", "make_set"), ("gfxhound.report.nightly", "Night.run"),
         ("gfxhound.cli.fuzz", "_user_kernel"), ("gfxhound.cli.fuzz", "_device_target"),
-        ("gfxhound.report.sandbox", "check"), ("gfxhound.report.sandbox_env", "fetch")]
+        ("gfxhound.report.sandbox", "check"), ("gfxhound.report.sandbox_env", "fetch"),
+        ("gfxhound.oracle.ir_campaign", "run_campaign"), ("gfxhound.oracle.asm_plants_detect", "detection")]
 # checks that start a Python to import Triton (seconds each): reaching them means the arguments were accepted
 SLOW_CHECKS = ("need_triton",)
 
