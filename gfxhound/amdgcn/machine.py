@@ -159,18 +159,21 @@ def reader(op, width: int, mn: str, hazard=None):
         raise NotModelled(mn, f"operand {op}")
     if not (neg or ab):
         return base
-    sign = 1 << (width - 1)
+    return lambda w: negabs(base(w), width, neg, ab)
 
-    def modified(w):
-        v = base(w)
-        if isinstance(v, np.ndarray):
-            v = v.astype(np.uint64)
-            if ab:
-                v = v & np.uint64(~sign & M64)
-            return v ^ np.uint64(sign) if neg else v
-        v = v & ~sign if ab else v
-        return v ^ sign if neg else v
-    return modified
+
+def negabs(value, width: int, neg: bool, ab: bool):
+    """The float source modifiers on raw bits of `width`: abs clears the sign bit, neg flips it (after abs)."""
+    if not (neg or ab):
+        return value
+    sign = 1 << (width - 1)
+    if isinstance(value, np.ndarray):
+        value = value.astype(np.uint64)
+        if ab:
+            value = value & np.uint64(~sign & M64)
+        return value ^ np.uint64(sign) if neg else value
+    value = value & ~sign if ab else value
+    return value ^ sign if neg else value
 
 
 def _special_reader(name: str, width: int, mn: str):

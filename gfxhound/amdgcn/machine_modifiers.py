@@ -18,29 +18,15 @@ from __future__ import annotations
 import numpy as np
 
 from gfxhound.amdgcn.asm_operands import Src
-from gfxhound.amdgcn.machine import M32, M64, NotModelled, reader
+from gfxhound.amdgcn.machine import M32, M64, NotModelled, negabs, reader
 
-__all__ = ["dpp_lanes", "dpp_source", "dpp_write_lanes", "negabs", "omod", "op_sel_source", "packed_source",
+__all__ = ["dpp_lanes", "dpp_source", "dpp_write_lanes", "omod", "op_sel_source", "packed_source",
            "sdwa_destination", "sdwa_source"]
 
 LANE = np.arange(64)
 ROW, IN_ROW = LANE // 16, LANE % 16
 SEL = {"BYTE_0": (0, 8), "BYTE_1": (8, 8), "BYTE_2": (16, 8), "BYTE_3": (24, 8), "WORD_0": (0, 16),
        "WORD_1": (16, 16), "DWORD": (0, 32)}
-
-
-def negabs(value, width: int, neg: bool, ab: bool):
-    """The float source modifiers on raw bits of `width`: abs clears the sign bit, neg flips it (after abs)."""
-    if not (neg or ab):
-        return value
-    sign = 1 << (width - 1)
-    if isinstance(value, np.ndarray):
-        value = value.astype(np.uint64)
-        if ab:
-            value = value & np.uint64(~sign & M64)
-        return value ^ np.uint64(sign) if neg else value
-    value = value & ~sign if ab else value
-    return value ^ sign if neg else value
 
 
 def _unwrap(op, mn: str, float_op: bool, allow_sext: bool = False):
