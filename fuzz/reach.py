@@ -20,6 +20,8 @@ import sys
 from .floors import FLOORS
 from .reach_cells import MATRIX_CORE, OPS, VERSION, cells
 
+__all__ = ["MATRIX_CORE", "report", "text"]
+
 PREFIX = "detail:ttgir:"
 
 
@@ -68,13 +70,13 @@ def report(coverage: dict, targets=None) -> dict:
             "unreached": unreached, "refused": refused}
 
 
-def text(rep: dict) -> str:
-    """The report as lines a person reads: the share, then each unreached and each refused cell, the targets that
-    share it on one line."""
+def text(rep: dict, refused: bool = True) -> str:
+    """The report as lines a person reads: the share, then each unreached and (`refused`) each refused cell, the
+    targets that share it on one line."""
     lines = [f"reach matrix (Triton {rep['version']} lowering, {', '.join(rep['targets']) or 'no AMD target'}): "
              f"{rep['reached']} of {rep['supported']} supported cells reached ({rep['share']:.1%})"
              + ("" if rep["per_target"] else " [summary without per-target keys: any target counts]")]
-    for title, rows in (("unreached", rep["unreached"]), ("not lowered", rep["refused"])):
+    for title, rows in (("unreached", rep["unreached"]), ("not lowered", rep["refused"] if refused else [])):
         grouped = {}
         for cell in rows:
             grouped.setdefault((cell["op"], cell["layout"]), []).append(cell)

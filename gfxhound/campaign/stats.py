@@ -89,6 +89,11 @@ def summary_json(stats: Stats, config: CampaignConfig, toolchain: str, known=())
     # only the compile backend keeps each kernel's TTGIR (oracle/ttgir_features.py)
     excluded = excluded_features(config.backend) + ["exclude:ttgir"] if config.backend != "compile" else ()
     summary["coverage_floors"] = check(summary["coverage"], stats.kernels, summary["user_error_share"], excluded)
+    if config.backend == "compile":  # the reach matrix reads the TTGIR features only that backend records
+        from gfxhound.fuzz.reach import MATRIX_CORE, report
+        targets = [t for t in config.targets if t in MATRIX_CORE]
+        if targets:
+            summary["reach"] = report(summary["coverage"], targets)
     return summary
 
 

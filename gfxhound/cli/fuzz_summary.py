@@ -42,6 +42,9 @@ def print_summary(summary: dict, stream=None) -> None:
     for miss in summary.get("coverage_floors", {}).get("missed", []):
         out.print(f"[yellow]coverage below its floor[/]: {miss['floor']} in {miss['share']:.1%} of kernels "
                   f"(floor {miss['least']})")
+    if summary.get("reach"):  # the reach matrix (fuzz/reach.py): the share, then every unreached cell and why
+        from gfxhound.fuzz.reach import text
+        out.print(escape(text(summary["reach"], refused=False)))
     _blowups(out, summary.get("timeouts") or {})
     stray = summary.get("worker_output") or {}
     if stray.get("lines"):

@@ -32,6 +32,9 @@ def test_short_campaign_summary_and_coverage(gfxhound_bin, tmp_path):
     assert cov["target:gfx942"]["kernels"] == 12 and cov["target:gfx1100"]["kernels"] == 12
     assert any(key.startswith("op:dot") for key in cov)
     assert "control:for" in cov and "control:if" in cov
+    reach = summary["reach"]  # the reach matrix of both targets (docs/reach.md), each unreached cell with a reason
+    assert reach["targets"] == ["gfx942", "gfx1100"] and 0 < reach["reached"] <= reach["supported"]
+    assert all(cell["floor"] or cell["why"] for cell in reach["unreached"])
     res = summary["resources"]
     # every kernel that compiled has its resources counted: the passes, and the static memory-model violations
     # (Triton 3.9 meets them on gfx942: docs/collectives.md), the only miscompiles a compile campaign can report

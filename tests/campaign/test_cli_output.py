@@ -67,3 +67,18 @@ def test_a_ci_log_gets_plain_lines():
     for finding in SUMMARY["findings"]:
         row = next(line for line in proc.stdout.splitlines() if line.startswith(finding["id"]))
         assert row.endswith(finding["first_error_line"]), row  # the whole line, on the id's row
+
+
+def test_the_reach_matrix_is_printed_with_every_unreached_cell_and_its_reason():
+    from gfxhound.fuzz.reach import report
+    reach = report({"target:gfx942": {"kernels": 10, "share": 1.0},
+                    "detail:ttgir:gfx942:tt.reduce@blocked": {"kernels": 3, "share": 0.3}}, ["gfx942"])
+    proc = subprocess.run([sys.executable, "-c", PRINT, json.dumps(dict(SUMMARY, reach=reach))], capture_output=True,
+                          text=True, timeout=60, env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
+    assert proc.returncode == 0, proc.stderr
+    head = next(line for line in proc.stdout.splitlines() if line.startswith("reach matrix"))
+    assert f"{reach['reached']} of {reach['supported']} supported cells reached" in head
+    rows = [line for line in proc.stdout.splitlines() if line.lstrip().startswith("unreached")]
+    cells = {(c["op"], c["layout"]) for c in reach["unreached"]}
+    assert len(rows) == len(cells) and reach["reached"] >= 1
+    assert not any(line.lstrip().startswith("not lowered") for line in proc.stdout.splitlines())
