@@ -3,10 +3,11 @@
 machine-code executor (gfxhound/amdgcn: the ISA's pseudocode). ``gfxhound emulate`` (cli/emulate.py) is its
 command line.
 
-``compare(ll, mcpu, opts, launch)`` runs the module once on the IR executor and each level's assembly (plus any
-``extra`` Assembly: a ``.s`` a maintainer attached, a planted mutation) on the machine, on the same inputs, and
-votes per buffer: the runs whose bytes agree form groups; a group strictly larger than every other is the majority
-and the rest disagree with it. No run is right by assumption (not O0, not the IR executor); a tie is unresolved.
+``compare(ll, mcpu, opts, launch)`` runs the module once on the IR executor and each level's assembly (plus
+Triton's own code generator's, and any ``extra`` Assembly: a ``.s`` a maintainer attached, a planted mutation) on
+the machine, on the same inputs, and votes per buffer (``judge``; ``compare_assembly`` does the same for a
+kernel given as assembly or a code object, with no IR to run): the runs whose bytes agree form groups; a group
+strictly larger than every other is the majority and the rest disagree with it. No run is right by assumption (not O0, not the IR executor); a tie is unresolved.
 A run that meets a construct its executor does not model (``NotModelled``) is unresolved and names the construct:
 the whole comparison then cannot judge (exit 125 of the repro protocol), whatever the others say. So is a race
 the IR executor finds in the IR itself (the kernel is ill-defined), and a run past either executor's step limit.
@@ -27,7 +28,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gfxhound.oracle.crosscheck_launch import Launch, LaunchError, make_launch  # noqa: F401 - LaunchError: the CLI's
+# LaunchError, ir_params, kernel_names: also the CLI's and the tests' names for them
+from gfxhound.oracle.crosscheck_launch import (Launch, LaunchError, ir_params, kernel_names, make_launch,  # noqa: F401
+                                               metadata_params)
 
 FORMAT = "gfxhound.emulate/1"
 IR_LABEL = "IR"
@@ -42,44 +45,6 @@ class Run:
     fault: str = ""
     unresolved: str = ""
     detail: str = ""
-
-
-def kernel_names(text: str) -> list:
-    return re.findall(r"define\s+(?:[\w()\"]+\s+)*?amdgpu_kernel\s+void\s+@\"?([\w.$]+)", text)
-
-
-def ir_params(text: str, name: str) -> list:
-    """The kernel's parameters as (type, name): the IR executor's reader's, or, where it cannot read the module
-    (the IR run then says why), read off the define line (pointers, integers, floats; anything else as is)."""
-    from gfxhound.oracle.emulate import ir
-    try:
-        fn = ir.parse(text).functions.get(name)
-    except Exception:  # noqa: BLE001 - the IR run reports the reader's failure as unresolved
-        fn = None
-    if fn is not None:
-        return fn.params
-    found = re.search(rf"define\s[^\n]*?@\"?{re.escape(name)}\"?\s*\(", text)
-    if found is None:
-        raise LaunchError(f"no kernel @{name} in the module")
-    depth, end = 1, found.end()
-    while end < len(text) and depth:
-        depth += {"(": 1, ")": -1}.get(text[end], 0)
-        end += 1
-    inside = text[found.end():end - 1]
-    params = []
-    for k, part in enumerate(p.strip() for p in re.split(r",(?![^(]*\))", inside) if p.strip()):
-        words = part.split()
-        pname = next((w[1:] for w in reversed(words) if w.startswith("%")), str(k))
-        if part.startswith("ptr"):
-            space = re.match(r"ptr\s+addrspace\((\d+)\)", part)
-            params.append((("p", int(space.group(1)) if space else 0), pname))
-        elif re.match(r"i\d+\b", part):
-            params.append((("i", int(words[0][1:])), pname))
-        elif words[0] in ("half", "bfloat", "float", "double"):
-            params.append((("f", words[0]), pname))
-        else:
-            params.append(((words[0],), pname))
-    return params
 
 
 def _lds_adapted(text: str):
@@ -294,6 +259,36 @@ def _plain(x):
     return str(x) if isinstance(x, float) and x != x or x in (float("inf"), float("-inf")) else x
 
 
+def codegen_of(assembly) -> str:
+    """What made a machine run's code, as the report names it: "llc -O2", "triton-3.9.0" (the release the
+    interpreter imported), or the file as given (a .s, a code object)."""
+    if assembly.source == "llc":
+        return f"llc -{assembly.opt}"
+    if assembly.source == "triton":
+        return f"triton-{triton_version(assembly)}"
+    return assembly.path or assembly.source
+
+
+def triton_version(assembly) -> str:
+    words = assembly.tool.split()  # "triton 3.9.0 (pinned AMD code generator ...)"
+    return words[1] if len(words) > 1 and words[0] == "triton" else "unknown"
+
+
+def group_values(row: dict, runs: list, count: int = 8) -> list:
+    """The first `count` elements of buffer row["buffer"] per group of the row (a fault: its text), so a report
+    shows the outputs themselves, not only which runs share them (with one run there is nothing else to show)."""
+    by = {r.label: r for r in runs}
+    out = []
+    for group in row["groups"]:
+        run = by[group[0]]
+        if run.fault:
+            out.append(run.fault)
+        else:
+            flat = run.outputs[row["buffer"]].reshape(-1)
+            out.append([_plain(x) for x in flat[:count]])
+    return out
+
+
 @dataclass
 class Comparison:
     kernel: str
@@ -303,8 +298,8 @@ class Comparison:
     verdict: dict
     assemblies: dict = field(default_factory=dict)  # label -> Assembly
     seeds_run: int = 1
-    # seconds: "compile" label -> llc's time, "ir" the IR executor's run, "machine" label -> the machine's runs (the
-    # last seed's); a campaign reports execution against compile time (oracle/ir_campaign.py)
+    # seconds: "compile" label -> the code generator's time, "ir" the IR executor's run, "machine" label -> the
+    # machine's runs (the last seed's); a campaign reports execution against compile time (oracle/ir_campaign.py)
     timings: dict = field(default_factory=dict)
 
     @property
@@ -316,25 +311,31 @@ class Comparison:
                 "mcpu": self.mcpu, "seed": self.launch.seed, "seeds_run": self.seeds_run,
                 "grid": list(self.launch.grid),
                 "block": list(self.launch.block), "scalars": self.launch.values,
-                "runs": [{"label": r.label, "executor": "ir" if r.label == IR_LABEL else "machine",
-                          "status": "unresolved" if r.unresolved else "fault" if r.fault else "ran",
-                          **({"unresolved": r.unresolved} if r.unresolved else {}),
-                          **({"fault": r.fault} if r.fault else {}), **({"note": r.detail} if r.detail else {}),
-                          **({"command": list(self.assemblies[r.label].command), "tool": self.assemblies[r.label].tool}
-                             if r.label in self.assemblies else {})} for r in self.runs],
-                "buffers": self.verdict["rows"], "unresolved": self.verdict["unresolved"],
-                **({"timings": self.timings} if self.timings else {})}
+                "runs": [self._run_json(r) for r in self.runs],
+                "buffers": [dict(row, values=group_values(row, self.runs, 16)) for row in self.verdict["rows"]],
+                "unresolved": self.verdict["unresolved"], **({"timings": self.timings} if self.timings else {})}
+
+    def _run_json(self, r: Run) -> dict:
+        asm = self.assemblies.get(r.label)
+        return {"label": r.label, "executor": "machine" if asm is not None else "ir",
+                "status": "unresolved" if r.unresolved else "fault" if r.fault else "ran",
+                **({"unresolved": r.unresolved} if r.unresolved else {}),
+                **({"fault": r.fault} if r.fault else {}), **({"note": r.detail} if r.detail else {}),
+                **({"codegen": codegen_of(asm), "command": list(asm.command), "tool": asm.tool}
+                   if asm is not None else {})}
 
 
 def compare(ll, mcpu: str, opts, launch_text: str, llc: str | None = None, kernel: str | None = None,
             seed: int = 0, block=None, extra: dict | None = None, schedule: str = "forward",
-            seeds: int = 1) -> Comparison:
-    """Run `ll` (a path) on the IR executor and at each llc level in `opts` on the machine (plus ``extra``:
-    label -> Assembly), and vote; with ``seeds`` > 1, inputs from seeds `seed`, `seed` + 1, ... until one does not
-    agree (that one is returned; else the last). Raises LaunchError / CodegenError for what the user must fix."""
+            seeds: int = 1, tritons=()) -> Comparison:
+    """Run `ll` (a path) on the IR executor and at each llc level in `opts` on the machine (plus one run of the
+    Triton code generator each interpreter in ``tritons`` imports, labelled "triton-<its version>", and ``extra``:
+    label -> Assembly), and vote; with ``seeds`` > 1, inputs from seeds `seed`, `seed` + 1, ... until one does
+    not agree (that one is returned; else the last). Raises LaunchError / CodegenError for what the user must
+    fix."""
     from pathlib import Path
 
-    from gfxhound.amdgcn.codegen import from_ll
+    from gfxhound.amdgcn.codegen import from_ll, from_ll_triton
     text = Path(ll).read_text(errors="replace")
     names = kernel_names(text)
     if kernel is None:
@@ -345,18 +346,49 @@ def compare(ll, mcpu: str, opts, launch_text: str, llc: str | None = None, kerne
     elif kernel not in names:
         raise LaunchError(f"no kernel @{kernel} in the module (it has {', '.join(names) or 'none'})")
     params = ir_params(text, kernel)
-    launch = make_launch(launch_text, params, seed, block)  # a bad spec stops before anything compiles
+    make_launch(launch_text, params, seed, block)  # a bad spec stops before anything compiles
     timings, assemblies = {"compile": {}, "ir": 0.0, "machine": {}}, {}
     for o in opts:
         label, started = f"O{str(o).lstrip('Oo')}", time.perf_counter()
         assemblies[label] = from_ll(ll, mcpu, o, llc)
         timings["compile"][label] = time.perf_counter() - started
-    assemblies.update(extra or {})
-    for k in range(max(1, seeds)):
-        if k:
-            launch = make_launch(launch_text, params, seed + k, block)
+    for python in tritons:
         started = time.perf_counter()
-        runs = [run_ir(text, kernel, mcpu, launch, schedule)]
+        asm = from_ll_triton(ll, mcpu, python)
+        label = unique_label(f"triton-{triton_version(asm)}", assemblies, python)
+        assemblies[label] = asm
+        timings["compile"][label] = time.perf_counter() - started
+    for label, asm in (extra or {}).items():
+        assemblies[unique_label(label, assemblies, asm.path)] = asm
+    return judge(text, kernel, mcpu, launch_text, params, assemblies, seed, block, schedule, seeds, timings)
+
+
+def compare_assembly(assemblies: dict, launch_text: str, kernel: str | None = None, seed: int = 0, block=None,
+                     schedule: str = "forward", seeds: int = 1) -> Comparison:
+    """Machine code with no IR (a .s, a code object): each of `assemblies` (label -> Assembly; the first's kernel
+    metadata names the arguments) on the machine, and the vote. One run agrees with itself when it ran (exit 0),
+    is unresolved (125) when it met what the executor does not model; two that differ tie (125)."""
+    label, first = next(iter(assemblies.items()))
+    kernel, params = metadata_params(first, kernel, label)
+    make_launch(launch_text, params, seed, block)  # a bad spec stops here, one line
+    return judge(None, kernel, first.mcpu, launch_text, params, assemblies, seed, block, schedule, seeds)
+
+
+def unique_label(label: str, taken, other: str) -> str:
+    """`label`, or where a run already has it (two interpreters of one Triton release, two files of one name)
+    `label` (`other`), so every run keeps a name of its own."""
+    return label if label not in taken else f"{label} ({other})"
+
+
+def judge(text, kernel: str, mcpu: str, launch_text: str, params: list, assemblies: dict, seed: int = 0,
+          block=None, schedule: str = "forward", seeds: int = 1, timings: dict | None = None) -> Comparison:
+    """The runs and the vote, seed after seed: `text` (LLVM IR, or None where the kernel came as machine code and
+    there is no IR to run) on the IR executor, each of `assemblies` (label -> Assembly) on the machine."""
+    timings = timings if timings is not None else {"compile": {}, "ir": 0.0, "machine": {}}
+    for k in range(max(1, seeds)):
+        launch = make_launch(launch_text, params, seed + k, block)
+        started = time.perf_counter()
+        runs = [run_ir(text, kernel, mcpu, launch, schedule)] if text is not None else []
         timings["ir"] = time.perf_counter() - started
         for label, asm in assemblies.items():
             started = time.perf_counter()

@@ -2,7 +2,9 @@
 grammar, plus ``block:`` and the unsigned dtypes u8/u16/u32/u64 and i16) turned into arguments in the kernel's
 parameter order. Integer inputs are drawn from a seed with boundary patterns (0, 1, all ones, the sign bit alone,
 the largest signed value) mixed in; float inputs are normal values with 0, -0, 1, -1 mixed in; outputs start
-zero-filled. Why its own module: the runs and the vote are crosscheck.py's job, what they run on is this one's.
+zero-filled. The kernel's parameters come from the IR (``ir_params``) or, for a kernel given as assembly or a
+code object, from its kernel metadata (``metadata_params``). Why its own module: the runs and the vote are
+crosscheck.py's job, what they run on is this one's.
 """
 from __future__ import annotations
 
@@ -34,6 +36,82 @@ class Launch:
     block: tuple
     seed: int = 0
     values: dict = field(default_factory=dict)  # every spec entry's value (the report shows the scalars)
+
+
+# --- the kernel's parameters, from the IR --------------------------------------------------------------------
+def kernel_names(text: str) -> list:
+    return re.findall(r"define\s+(?:[\w()\"]+\s+)*?amdgpu_kernel\s+void\s+@\"?([\w.$]+)", text)
+
+
+def ir_params(text: str, name: str) -> list:
+    """The kernel's parameters as (type, name): the IR executor's reader's, or, where it cannot read the module
+    (the IR run then says why), read off the define line (pointers, integers, floats; anything else as is)."""
+    from gfxhound.oracle.emulate import ir
+    try:
+        fn = ir.parse(text).functions.get(name)
+    except Exception:  # noqa: BLE001 - the IR run reports the reader's failure as unresolved
+        fn = None
+    if fn is not None:
+        return fn.params
+    found = re.search(rf"define\s[^\n]*?@\"?{re.escape(name)}\"?\s*\(", text)
+    if found is None:
+        raise LaunchError(f"no kernel @{name} in the module")
+    depth, end = 1, found.end()
+    while end < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[end], 0)
+        end += 1
+    inside = text[found.end():end - 1]
+    params = []
+    for k, part in enumerate(p.strip() for p in re.split(r",(?![^(]*\))", inside) if p.strip()):
+        words = part.split()
+        pname = next((w[1:] for w in reversed(words) if w.startswith("%")), str(k))
+        if part.startswith("ptr"):
+            space = re.match(r"ptr\s+addrspace\((\d+)\)", part)
+            params.append((("p", int(space.group(1)) if space else 0), pname))
+        elif re.match(r"i\d+\b", part):
+            params.append((("i", int(words[0][1:])), pname))
+        elif words[0] in ("half", "bfloat", "float", "double"):
+            params.append((("f", words[0]), pname))
+        else:
+            params.append(((words[0],), pname))
+    return params
+
+
+# --- the kernel's parameters, from machine code's kernel metadata ---------------------------------------------
+# With no LLVM IR (a .s or a code object given as it is) there is no parameter list to read the spec against:
+# the visible arguments of the kernel metadata (``.amdgpu_metadata`` ``.args``, read by gfxhound/amdgcn/abi.py) in
+# order, a pointer where the machine treats one as a pointer (``global_buffer`` or address space global), else a
+# by-value integer of the argument's size (``.type_name`` is not written for every language; the kernarg bytes
+# are the same). An unnamed argument (Triton's metadata leaves names empty) is ``arg<position>``.
+# the metadata's .address_space -> LLVM's AMDGPU address space number (AMDGPUUsage, "Address Spaces")
+ADDRESS_SPACES = {"generic": 0, "global": 1, "region": 2, "local": 3, "constant": 4, "private": 5}
+
+
+def metadata_params(assembly, kernel: str | None = None, label: str = "") -> tuple:
+    """(kernel, [(type, name), ...]) of `kernel` (the only kernel when None) in the shape ir_params gives, from
+    the assembly's kernel metadata. A LaunchError (one line) when the text has no such kernel or no metadata."""
+    from gfxhound.amdgcn.abi import AbiError, kernel_abis
+    from gfxhound.amdgcn.asm import AsmError
+    where = label or assembly.path or "the assembly"
+    try:
+        abis = kernel_abis(assembly.text)
+    except (AbiError, AsmError) as exc:  # no metadata, or metadata (or text) it cannot read
+        raise LaunchError(f"{where}: cannot read its kernel metadata ({(str(exc).splitlines() or [type(exc).__name__])[0][:200]})") from None
+    if not abis:
+        raise LaunchError(f"{where} has no kernel to launch (no .amdhsa_kernel descriptor with its .amdgpu_metadata)")
+    if kernel is None:
+        if len(abis) != 1:
+            raise LaunchError(f"{where} has {len(abis)} kernels ({', '.join(abis) or 'none'}); name one with --kernel")
+        kernel = next(iter(abis))
+    elif kernel not in abis:
+        raise LaunchError(f"no kernel {kernel} in {where} (it has {', '.join(abis) or 'none'})")
+    params = []
+    for arg in (a for a in abis[kernel].kernargs if not a.hidden):
+        if arg.value_kind in ("global_buffer", "dynamic_shared_pointer") or arg.address_space == "global":
+            params.append((("p", ADDRESS_SPACES.get(arg.address_space, 1)), arg.name))
+        else:
+            params.append((("i", 8 * arg.size), arg.name))
+    return kernel, params
 
 
 # --- the launch ------------------------------------------------------------------------------------------------

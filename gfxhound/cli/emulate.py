@@ -1,37 +1,59 @@
-"""`gfxhound emulate FILE.ll`: run an LLVM IR kernel on the IR executor and llc's code for it at each -O level on
-the machine-code executor, on the same inputs, and say per output which runs agree (oracle/crosscheck.py).
+"""`gfxhound emulate FILE`: run a kernel on both executors and the code generators, on the same inputs, and say
+per output which runs agree (oracle/crosscheck.py). FILE.ll: the LLVM IR on the IR executor, and llc's code at each
+-O level (and, with --codegen triton / --triton, Triton's own code generator's) on the machine-code executor.
+FILE.s or a code object (.o, .co, .hsaco): that machine code as it is (with any --asm), its arguments named by its
+kernel metadata; no IR, no llc.
 
-Exit codes (the repro protocol): 0 every run agrees; 1 a disagreement a strict majority of runs decides; 125 cannot
-judge (a run met a construct its executor does not model, or a tie); 2 a usage error."""
+A vote decides who is wrong, never an assumption (not "O0 is right"). Exit codes (the repro protocol): 0 every
+run agrees (one run: it ran); 1 a disagreement a strict majority of runs decides; 125 cannot judge (a run met a
+construct its executor does not model, or a tie: two runs that differ are a tie); 2 a usage error."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
-from .common import UserError, check_llc, positive
+from .common import UserError, cache_dir, check_llc, check_python, positive
+
+LL, ASSEMBLY, OBJECTS = (".ll",), (".s",), (".o", ".co", ".hsaco")
+RELEASE = re.compile(r"\d+\.\d+(\.\d+)?((rc|a|b|\.post|\.dev)\d+)?")
 
 
 def add_emulate(sub):
-    p = sub.add_parser("emulate", help="run an LLVM IR kernel on the IR executor and its llc code at each -O level "
-                                       "on the machine-code executor, and compare the outputs (no GPU needed)",
+    p = sub.add_parser("emulate", help="run a kernel (LLVM IR, a .s or a code object) on the IR executor and its "
+                                       "code from llc at each -O level (and Triton's) on the machine-code executor, "
+                                       "and compare the outputs (no GPU needed)",
                        description=__doc__)
-    p.add_argument("file", metavar="FILE.ll", help="the LLVM IR module (amdgcn-amd-amdhsa)")
-    p.add_argument("--mcpu", default="gfx942", help="the processor llc compiles for")
-    p.add_argument("--opt", default="0,2", help="comma-separated llc -O levels, one machine run each")
+    p.add_argument("file", metavar="FILE",
+                   help="the kernel: LLVM IR (.ll, amdgcn-amd-amdhsa), or assembly (.s) or a code object (.o, .co, "
+                        ".hsaco) to run as it is")
+    p.add_argument("--mcpu", default=None,
+                   help="the processor the code generators compile for (default gfx942; a .s/.o: its own target)")
+    p.add_argument("--opt", default=None,
+                   help="comma-separated llc -O levels, one machine run each (default 0,2; 'none': no llc run, "
+                        "with --codegen triton or --triton); .ll only")
+    p.add_argument("--codegen", choices=("llc", "triton"), default=None,
+                   help="triton: add one run of Triton's own code generator (the Triton this Python imports), "
+                        "labelled triton-VERSION; llc (default): the --opt levels only; .ll only")
+    p.add_argument("--triton", action="append", default=[], metavar="VERSION|PYTHON",
+                   help="add one run of this Triton's code generator: a release whose venv gfxhound bisect cached "
+                        "(3.7.1) or a python interpreter that imports Triton; repeatable; .ll only")
     p.add_argument("--launch", required=True, metavar="SPEC",
                    help="the arguments, grid and block, in the grammar of `gfxhound fuzz --kernel`'s --launch (or "
                         "@FILE), e.g. "
-                        "'a: u32[N]; b: u32[N]; c: u32[N] out; n: N; N: 300; grid: cdiv(N, 256); block: 256'")
-    p.add_argument("--kernel", help="the kernel to run (default: the module's only amdgpu_kernel)")
+                        "'a: u32[N]; b: u32[N]; c: u32[N] out; n: N; N: 300; grid: cdiv(N, 256); block: 256'; a "
+                        "kernel's unnamed arguments are arg0, arg1, ...")
+    p.add_argument("--kernel", help="the kernel to run (default: the file's only kernel)")
     p.add_argument("--block", default=None, metavar="X[,Y[,Z]]",
                    help="work-items per workgroup when the spec has no 'block:' entry (default 64)")
     p.add_argument("--seed", type=positive(int, least=0), default=0, help="the inputs' seed")
     p.add_argument("--seeds", type=positive(int), default=1, metavar="N",
                    help="try N seeds from --seed on, stopping at the first that does not agree (it is reported)")
-    p.add_argument("--llc", default=None, metavar="PATH", help="the llc (default /usr/lib/llvm-22/bin/llc)")
+    p.add_argument("--llc", default=None, metavar="PATH", help="the llc (default /usr/lib/llvm-22/bin/llc); .ll only")
     p.add_argument("--asm", action="append", default=[], metavar="FILE.s",
-                   help="also run this assembly as it is (a .s attached to an issue, an edited one); repeatable")
+                   help="also run this assembly (or code object) as it is (a .s attached to an issue, an edited "
+                        "one); it votes with the rest; repeatable")
     p.add_argument("--schedule", choices=("forward", "reverse", "alternate"), default="forward",
                    help="the machine's wave order between barriers")
     p.add_argument("--json", action="store_true",
@@ -39,10 +61,20 @@ def add_emulate(sub):
     p.set_defaults(func=run_emulate)
 
 
-def _levels(text: str) -> list:
+def _levels(text: str | None, others=None) -> list:
+    """The llc levels; 'none' or an empty list only where `others` (other code generators' runs, a list: emulate's
+    call) are given. emulate-campaign's --opt passes none: levels only."""
+    if text is None:
+        return ["0", "2"]
+    if others is not None and text.strip().lower() in ("", "none"):
+        if not others:
+            raise UserError(f"--opt {text!r} leaves no code generator to compare with: give levels (--opt 0,2) "
+                            "or add --codegen triton / --triton VERSION")
+        return []
     levels = [t.strip().upper().lstrip("O") for t in text.split(",") if t.strip()]
     if not levels or any(level not in ("0", "1", "2", "3") for level in levels):
-        raise UserError(f"--opt {text!r}: give comma-separated levels from 0, 1, 2, 3 (e.g. --opt 0,2)")
+        raise UserError(f"--opt {text!r}: give comma-separated levels from 0, 1, 2, 3 (e.g. --opt 0,2)"
+                        + (" or none" if others is not None else ""))
     return list(dict.fromkeys(levels))
 
 
@@ -67,22 +99,56 @@ def _spec_text(argument: str) -> str:
         raise UserError(f"--launch {argument}: cannot read it ({exc.strerror})") from None
 
 
-def run_emulate(args) -> int:
-    from gfxhound.amdgcn.codegen import CodegenError, from_s
-    from gfxhound.oracle.crosscheck import LaunchError, compare
-    if not Path(args.file).is_file():
-        raise UserError(f"{args.file}: no such file; give an LLVM IR module (.ll)")
-    levels, block = _levels(args.opt), _block(args.block)
-    llc = check_llc(args.llc) if args.llc else None
+def _tritons(args) -> list:
+    """The interpreters whose Triton generates code: --triton's (a release: its venv in the cache `gfxhound
+    bisect` keeps; else a path), or this one for --codegen triton alone. Only the CLI reads the environment."""
+    if args.codegen == "llc" and args.triton:
+        raise UserError("--codegen llc and --triton contradict each other: drop --codegen llc")
+    if not args.triton:
+        return [sys.executable] if args.codegen == "triton" else []
+    from gfxhound.bisect.releases import VenvCache
+    cache, out = VenvCache(Path(cache_dir()) / "venvs"), []
+    for item in args.triton:
+        if RELEASE.fullmatch(item):
+            if not cache.ready(item):
+                raise UserError(f"--triton {item}: no venv of Triton {item} in {cache.root} (`gfxhound bisect "
+                                f"--triton OLD..NEW` builds one per release it tests); or give an interpreter: "
+                                "--triton /path/to/python")
+            out.append(str(cache.python(item)))
+        else:
+            try:
+                out.append(check_python(item, "--triton"))
+            except UserError:
+                raise UserError(f"--triton {item!r}: neither a Triton release (e.g. 3.7.1) nor a python "
+                                "interpreter") from None
+    return out
+
+
+def _extra(paths, mcpu, taken=()) -> dict:
+    """--asm files: label (the file name; the path where two share one) -> Assembly."""
+    from gfxhound.amdgcn.codegen import from_object, from_s
     extra = {}
-    for path in args.asm:
+    for path in paths:
         if not Path(path).is_file():
             raise UserError(f"--asm {path}: no such file")
         label = Path(path).name
-        extra[label if label not in extra else path] = from_s(path, args.mcpu)
+        read = from_object if Path(path).suffix.lower() in OBJECTS else from_s
+        extra[label if label not in extra and label not in taken else path] = read(path, mcpu)
+    return extra
+
+
+def run_emulate(args) -> int:
+    from gfxhound.amdgcn.codegen import CodegenError
+    from gfxhound.oracle.crosscheck import LaunchError
+    suffix = Path(args.file).suffix.lower()
+    if suffix not in LL + ASSEMBLY + OBJECTS:
+        raise UserError(f"{args.file}: want LLVM IR (.ll), assembly (.s) or a code object "
+                        f"({', '.join(OBJECTS)})")
+    if not Path(args.file).is_file():
+        raise UserError(f"{args.file}: no such file")
+    block, spec = _block(args.block), _spec_text(args.launch)
     try:
-        result = compare(args.file, args.mcpu, levels, _spec_text(args.launch), llc, args.kernel, args.seed,
-                         block, extra, args.schedule, args.seeds)
+        result = (_run_ll if suffix in LL else _run_machine_code)(args, block, spec)
     except (LaunchError, CodegenError) as exc:
         raise UserError(f"{exc}".splitlines()[0]) from None
     if args.json:
@@ -92,11 +158,44 @@ def run_emulate(args) -> int:
     return result.exit_code
 
 
+def _run_ll(args, block, spec):
+    from gfxhound.oracle.crosscheck import compare
+    tritons = _tritons(args)
+    levels, mcpu = _levels(args.opt, tritons + args.asm), args.mcpu or "gfx942"
+    llc = check_llc(args.llc) if args.llc else None
+    voters = 1 + len(levels) + len(tritons) + len(args.asm)
+    if not levels and voters < 3:
+        print(f"warning: {voters} runs vote; two that differ are a tie (exit 125): add --opt levels or another "
+              "--triton to let a majority decide", file=sys.stderr)
+    return compare(args.file, mcpu, levels, spec, llc, args.kernel, args.seed, block, _extra(args.asm, mcpu),
+                   args.schedule, args.seeds, tritons)
+
+
+def _run_machine_code(args, block, spec):
+    """A .s or a code object as it is: no IR, no code generator to choose."""
+    from gfxhound.amdgcn.codegen import from_object, from_s
+    from gfxhound.oracle.crosscheck import compare_assembly
+    given = [flag for flag, value in (("--opt", args.opt), ("--llc", args.llc), ("--codegen", args.codegen),
+                                      ("--triton", args.triton)) if value not in (None, [])]
+    if given:
+        raise UserError(f"{' and '.join(given)}: only for LLVM IR (.ll); {args.file} is machine code, run as it is")
+    first = (from_object if Path(args.file).suffix.lower() in OBJECTS else from_s)(args.file, args.mcpu or "")
+    label = Path(args.file).name
+    assemblies = {label: first, **_extra(args.asm, first.mcpu, (label,))}
+    return compare_assembly(assemblies, spec, args.kernel, args.seed, block, args.schedule, args.seeds)
+
+
+def _size(result, row) -> int:
+    index = result.launch.names.index(row["buffer"])
+    return int(result.launch.args[index].size)
+
+
 def _plain(value):
     return value.item() if hasattr(value, "item") else str(value)
 
 
 def _print(result, out=sys.stdout):
+    from gfxhound.oracle.crosscheck import codegen_of, group_values
     launch, verdict = result.launch, result.verdict
     scalars = ", ".join(f"{k}={v}" for k, v in launch.values.items() if k not in ("grid", "block"))
     print(f"emulate @{result.kernel} on {result.mcpu}: grid {'x'.join(map(str, launch.grid))}, block "
@@ -104,10 +203,11 @@ def _print(result, out=sys.stdout):
           (f"; {result.seeds_run} seeds tried" if result.seeds_run > 1 else ""), file=out)
     for run in result.runs:
         asm = result.assemblies.get(run.label)
-        how = "the LLVM IR executor" if asm is None else \
-            f"{'llc -' + asm.opt if asm.source == 'llc' else asm.path} on the machine-code executor"
+        how = "the LLVM IR executor" if asm is None else f"{codegen_of(asm)}" + (
+            f" (Triton's own code generator, under {asm.command[0]})" if asm.source == "triton" and asm.command
+            else "") + " on the machine-code executor"
         state = f"unresolved: {run.unresolved}" if run.unresolved else run.fault or "ran"
-        print(f"  {run.label:<6} {how}: {state}" + (f" (note: {run.detail})" if run.detail else ""), file=out)
+        print(f"  {run.label:<{max(6, *(len(r.label) for r in result.runs))}} {how}: {state}" + (f" (note: {run.detail})" if run.detail else ""), file=out)
     labels = [r.label for r in result.runs]
     width = max(6, *(len(x) + 1 for x in labels))
     print(f"  {'buffer':<12}{'role':<7}" + "".join(f"{x:<{width}}" for x in labels) + "verdict", file=out)
@@ -116,6 +216,13 @@ def _print(result, out=sys.stdout):
         cells = "".join(f"{letter.get(x, '?'):<{width}}" for x in labels)
         print(f"  {row['buffer']:<12}{row['role']:<7}{cells}{row['verdict']}", file=out)
     print("  (same letter: the same bytes; ?: the run could not judge)", file=out)
+    if verdict["rows"]:
+        print("  values (the first 8 elements of each letter's bytes):", file=out)
+    for row in verdict["rows"]:
+        for k, values in enumerate(group_values(row, result.runs)):
+            shown = values if isinstance(values, str) else \
+                "[" + ", ".join(map(str, values)) + (", ...]" if _size(result, row) > len(values) else "]")
+            print(f"    {row['buffer']} {'ABCDEFGH'[k]}: {shown}", file=out)
     for row in verdict["rows"]:
         if row["verdict"] == "disagree":
             diff = row.get("first_difference", {})

@@ -213,3 +213,120 @@ def test_params_are_read_off_the_define_line_when_the_ir_reader_fails(monkeypatc
     launch = C.make_launch("out: i32[64] out; v: 7; grid: 1", want)
     run = C.run_ir(text, "preload", "gfx942", launch)
     assert run.unresolved.startswith("the IR executor cannot read the module (ValueError: unreadable)")
+
+
+# --- a kernel as machine code (.s, code object), and Triton's own code generators --------------------------------
+def add_i32_s(tmp_path, name="add_i32.s") -> Path:
+    path = tmp_path / name
+    path.write_text(codegen.from_ll(DATA / "add_i32.ll", "gfx942", 2).text)
+    return path
+
+
+def add_i32_o(tmp_path) -> Path:
+    path = tmp_path / "add_i32.o"
+    subprocess.run([LLC, "-mtriple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-O2", "-filetype=obj",
+                    str(DATA / "add_i32.ll"), "-o", str(path)], check=True, timeout=60)
+    return path
+
+
+def test_a_dot_s_runs_as_is_and_prints_its_outputs(tmp_path):
+    s = add_i32_s(tmp_path)
+    out = emulate(s, "--launch", ADD)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"  add_i32.s {s} on the machine-code executor: ran" in out.stdout
+    values = next(line.split(": ", 1)[1] for line in out.stdout.splitlines() if line.startswith("    c A: "))
+    assert values.startswith("[0, 2, 4294967294, ") and values.endswith(", ...]")  # 0+0, 1+1, ~0+~0, ...
+    doc = _valid(emulate(s, "--launch", ADD, "--json").stdout)
+    assert [(r["label"], r["executor"], r["codegen"]) for r in doc["runs"]] == [("add_i32.s", "machine", str(s))]
+    assert doc["status"] == "agree" and doc["buffers"][0]["values"][0][:2] == [0, 2]
+
+
+def test_a_code_object_gives_the_outputs_of_its_dot_s(tmp_path):
+    from gfxhound.oracle.crosscheck import compare_assembly
+    s, o = add_i32_s(tmp_path), add_i32_o(tmp_path)
+    from_s = compare_assembly({"s": codegen.from_s(s)}, ADD, seed=7)
+    from_o = compare_assembly({"o": codegen.from_object(o)}, ADD, seed=7)
+    assert from_s.exit_code == from_o.exit_code == 0
+    assert np.array_equal(from_s.runs[0].outputs["c"], from_o.runs[0].outputs["c"])
+    a, b = from_s.launch.args[:2]
+    assert np.array_equal(from_o.runs[0].outputs["c"], a + b)  # u32 wraps as the kernel's add does
+    out = emulate(o, "--launch", ADD, "--asm", s)  # the object and its .s vote together
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert next(line for line in out.stdout.splitlines() if line.split()[:2] == ["c", "out"]).split()[2:] == \
+        ["A", "A", "agree"]
+
+
+def test_a_dot_s_and_an_edited_copy_tie_with_two_runs(tmp_path):
+    """Two runs that differ have no majority: a tie, exit 125, never "the original is right"."""
+    s = add_i32_s(tmp_path)
+    edited = tmp_path / "edited.s"
+    edited.write_text(s.read_text().replace("v_add_u32_e32", "v_sub_u32_e32"))
+    out = emulate(s, "--asm", edited, "--launch", ADD)
+    assert out.returncode == 125, out.stdout + out.stderr
+    assert "unresolved: c: a tie between add_i32.s | edited.s" in out.stdout
+    assert re.search(r"^    c B: \[0, 0, 0, 0, 0, ", out.stdout, re.M)  # x - x where the add gives x + x
+
+
+def test_metadata_names_the_arguments_and_unnamed_ones_go_by_position():
+    from gfxhound.oracle.crosscheck_launch import metadata_params
+    assert metadata_params(codegen.from_ll(DATA / "add_i32.ll", "gfx942", 2)) == (
+        "add_i32", [(("p", 1), "a"), (("p", 1), "b"), (("p", 1), "c"), (("i", 32), "n")])
+    out = emulate(DATA / "triton_vadd_gfx942.s", "--launch", "grid: 1")
+    assert out.returncode == 2 and "(it takes arg0, arg1, arg2, arg3, arg4, arg5)" in out.stderr
+
+
+@pytest.mark.parametrize("flags", [["--opt", "2"], ["--llc", "/usr/bin/true"], ["--codegen", "llc"],
+                                   ["--triton", "3.9.0"]])
+def test_code_generator_options_with_machine_code_are_usage_errors(tmp_path, flags):
+    out = emulate(add_i32_s(tmp_path), "--launch", ADD, *flags)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert f"{flags[0]}: only for LLVM IR (.ll)" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_an_unknown_suffix_and_opt_none_alone_are_usage_errors(tmp_path):
+    (tmp_path / "kernel.txt").write_text("")
+    out = emulate(tmp_path / "kernel.txt", "--launch", ADD)
+    assert out.returncode == 2 and "want LLVM IR (.ll), assembly (.s) or a code object (.o, .co, .hsaco)" in out.stderr
+    out = emulate(DATA / "add_i32.ll", "--opt", "none", "--launch", ADD)
+    assert out.returncode == 2 and "leaves no code generator" in out.stderr
+
+
+def _triton_version():
+    try:
+        import triton
+    except ImportError:
+        return None
+    return triton.__version__
+
+
+@pytest.mark.skipif(_triton_version() is None, reason="this Python imports no Triton")
+def test_codegen_triton_adds_a_run_of_tritons_own_code_generator():
+    out = emulate(DATA / "add_i32.ll", "--opt", "2", "--codegen", "triton", "--launch", ADD, "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    doc = _valid(out.stdout)
+    label = f"triton-{_triton_version()}"
+    assert [(r["label"], r.get("codegen")) for r in doc["runs"]] == [("IR", None), ("O2", "llc -O2"), (label, label)]
+    assert doc["runs"][2]["tool"].startswith(f"triton {_triton_version()} ") and doc["buffers"][0]["groups"] == [
+        ["IR", "O2", label]]
+
+
+def test_a_cached_triton_release_votes_and_fewer_than_three_voters_warn():
+    from gfxhound.cli.common import cache_dir
+    if not (Path(cache_dir()) / "venvs" / "triton-3.7.1" / ".complete").exists():
+        pytest.skip(f"no Triton 3.7.1 venv in {cache_dir()}/venvs (gfxhound bisect builds it)")
+    out = emulate(DATA / "add_i32.ll", "--opt", "none", "--triton", "3.7.1", "--launch", ADD)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "triton-3.7.1 (Triton's own code generator, under " in out.stdout
+    assert "warning: 2 runs vote" in out.stderr
+
+
+def test_a_release_with_no_cached_venv_is_one_line_exit_2(tmp_path):
+    import os
+    out = subprocess.run([sys.executable, "-m", "gfxhound", "emulate", str(DATA / "add_i32.ll"), "--triton", "9.9.9",
+                          "--launch", ADD], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "GFXHOUND_CACHE": str(tmp_path)})
+    assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert "--triton 9.9.9: no venv of Triton 9.9.9 in " in line and "--triton /path/to/python" in line
+    out = emulate(DATA / "add_i32.ll", "--triton", "/nonexistent/python", "--launch", ADD)
+    assert out.returncode == 2 and "neither a Triton release" in out.stderr
