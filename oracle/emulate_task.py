@@ -19,6 +19,7 @@ from .compile_task import _Fd2Redirect, load_kernel
 from .emulate.errors import NotModelled
 from .emulate.intrinsics import DeviceAssertion
 from .emulate.memory import EmulatedFault, EmulatedRace
+from .emulate_machine import applies, judge_machine
 from .evaluate import UndefinedBehaviour
 from .run_task import _execute, _setup, reference
 
@@ -92,7 +93,8 @@ def _compile_and_run(task, spec, rendered, kernel, expected, run=None, every_arg
             compiled.asm["llir"] = MUTATIONS[mutation].edit(text)
         try:
             emulated = emulated_kernel(rendered, task["arch"], compiled, every_argument)
-            result = run(emulated) if run else _execute(dict(task, reruns=0), spec, rendered, emulated, expected, "cpu")
+            judged = run or (lambda k: _execute(dict(task, reruns=0), spec, rendered, k, expected, "cpu"))
+            result = judged(emulated)
         except NotModelled as exc:
             return {"status": STATUS_UNMODELLED, "text": str(exc), "duration": time.perf_counter() - start,
                     "compile_s": compile_s}
@@ -107,6 +109,9 @@ def _compile_and_run(task, spec, rendered, kernel, expected, run=None, every_arg
                     "compile_s": compile_s}
     result["compile_s"] = compile_s
     result["emulate_s"] = emulated.last_run_s + emulated.prepare_s
+    if task.get("machine_code", True) and not mutation and applies(task["arch"]):
+        # the third judge: LLVM's machine code for the same IR, on the same inputs (oracle/emulate_machine.py)
+        result["machine"] = judge_machine(judged, emulated, compiled, task["arch"])
     if mutation:
         result["mutation_applied"] = True
     return result

@@ -112,7 +112,8 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
     regroups it either way."""
     import re
 
-    from gfxhound.signature import miscompile_signature, wrong_result_signature
+    from gfxhound.signature import MACHINE_CODE_STAGE, machine_code_signature, miscompile_signature, \
+        wrong_result_signature
 
     from .limitations import match
 
@@ -126,9 +127,24 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
         timed_out = _collective(outcome, base, target, ops, fallback)
         if timed_out is not None:
             return timed_out
+    machine = outcome.get("machine") or {}  # --backend emulate: the machine code's run (oracle/emulate_machine.py)
+    if machine:
+        base["checks"]["machine"] = machine.get("status", "not run")
+        base["checks"]["machine_s"] = machine.get("s", 0.0)
     if status == "ok":
         if outcome["checks"]["mismatches"] == 0:
+            if machine.get("status") == "disagree":  # the IR is right (torch agrees), LLVM's code for it is not
+                base["checks"]["layer"] = "llvm"
+                if machine.get("decisions"):  # rests on a reading of the guide docs/amdgcn-pcode.md tables
+                    base["checks"]["confirmed"] = "no: decisions " + ", ".join(map(str, machine["decisions"]))
+                normalised, signature = machine_code_signature(target, ops, fallback)
+                return Execution(verdict="miscompile", stage=MACHINE_CODE_STAGE, message=machine.get("text", ""),
+                                 normalised=normalised, signature=signature, **base)
+            if machine.get("status") in ("hazard", "unresolved"):
+                base["checks"]["machine_detail"] = machine.get("text", "")[:300]
             return Execution(verdict="pass", **base)
+        if machine:  # the IR executor's outputs are wrong: Triton (its lowering or earlier) owns it
+            base["checks"]["layer"] = "triton"
         runs, agreeing = outcome.get("reruns", 0), outcome.get("reruns_agreeing", 0)
         if runs and agreeing < runs:
             base["checks"]["rerun_disagreement_rate"] = round((runs - agreeing) / runs, 3)

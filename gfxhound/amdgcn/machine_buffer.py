@@ -122,10 +122,18 @@ def buffer_step(ins, op):
         reads.append((out_name, reader(vdata, op.widths[out_name], mn)))
     dest = {("v", vdata.index + k) for k in range(vdata.count)} if put is not None else set()
 
+    # decision 37: the float atomics' tabled text (buffer_atomic_add_f32/f64, pk_add_f16/bf16) writes MEM[ADDR]
+    # with no CalcBufferAddr; the address (and its range check) is the one the helper builds
+    direct = "ADDR" in op.inputs
+
     def step(w):
         lanes = w.lanes()
-        out = op.run({"OFFSET": offset, **{name: get(w) for name, get in reads}}, exec_mask=w.exec,
-                     memory=BufferPort(w.mem, ins, offen, idxen))
+        port = BufferPort(w.mem, ins, offen, idxen)
+        values = {name: get(w) for name, get in reads}
+        if direct:
+            values["ADDR"] = port.address("CalcBufferAddr", values["VADDR"], values["SRSRC"], values["SOFFSET"],
+                                          offset)
+        out = op.run({"OFFSET": offset, **values}, exec_mask=w.exec, memory=port)
         if put is not None and out_name in out:
             put(w, out[out_name], lanes)
         _record(w, "vm", ins.index, dest)

@@ -220,11 +220,21 @@ def _vmem(ins, op, is_global: bool):
         reads.append((out_name, reader(dst, op.widths[out_name], mn)))
     dest = {("v", dst.index + k) for k in range(dst.count)} if isinstance(dst, Reg) else set()
     counters = ("vm",) if is_global else ("vm", "lgkm")
+    # decision 37: the tabled text of the float atomics (atomic_add_f32/f64, atomic_pk_add_f16/bf16) writes
+    # MEM[ADDR] with no CalcGlobalAddr/CalcFlatAddr; the encoding's address is the one the helper would build
+    direct = "OFFSET" not in op.inputs and "SADDR" not in op.inputs
+
+    def inputs(w):
+        values = {name: get(w) for name, get in reads}
+        if direct:
+            with np.errstate(over="ignore"):
+                values["ADDR"] = (np.asarray(values["ADDR"], np.uint64) + np.asarray(values.pop("SADDR", 0), np.uint64)
+                                  + _sext32(offset).astype(np.uint64))
+        return values
 
     def step(w):
         lanes = w.lanes()
-        out = op.run({"OFFSET": offset, **{name: get(w) for name, get in reads}}, exec_mask=w.exec,
-                     memory=Port(w.mem, ins))
+        out = op.run({"OFFSET": offset, **inputs(w)}, exec_mask=w.exec, memory=Port(w.mem, ins))
         if put is not None and out_name in out:
             put(w, out[out_name], lanes)
         for c in counters:

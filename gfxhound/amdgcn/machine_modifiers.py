@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gfxhound.amdgcn.asm_operands import Src
-from gfxhound.amdgcn.machine import M32, M64, NotModelled, negabs, reader
+from gfxhound.amdgcn.asm_operands import Imm, Src
+from gfxhound.amdgcn.machine import M32, M64, NotModelled, _const, negabs, reader
 
 __all__ = ["dpp_lanes", "dpp_source", "dpp_write_lanes", "omod", "op_sel_source", "packed_source",
            "sdwa_destination", "sdwa_source"]
@@ -190,6 +190,12 @@ def packed_source(ins, op_, k: int, element: int, mn: str, float_op: bool, hazar
     width = 2 * element
     raw = reader(op_, width, mn, hazard)
     lo_sel, hi_sel = ins.mod("op_sel", ()), ins.mod("op_sel_hi", ())
+    if isinstance(op_, Imm) and (op_.inline or element == 32):
+        # decision 38: an inline constant on a packed operand is one element's value (f32 on a v_pk_*_f32, f16 on
+        # a v_pk_*_f16) in the low element, the high element zero; a literal on a v_pk_*_f32 is 32 bits, so the
+        # same. llc selects the low element for both halves (op_sel_hi 0) wherever it packs such a constant
+        value = _const(op_, element, mn, False)
+        raw = lambda w: value
     lo = int(lo_sel[k]) if k < len(lo_sel) else 0
     hi = int(hi_sel[k]) if k < len(hi_sel) else 1
     neg_lo = int((ins.mod("neg_lo", ()) + (0,) * 3)[k])

@@ -227,11 +227,14 @@ def _kernargs(abi, args, grid, block, mem):
         else:
             key, value = given[arg]
             if arg.value_kind in ("global_buffer", "dynamic_shared_pointer") or arg.address_space == "global":
+                offset = 0
+                if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], np.ndarray):
+                    value, offset = value  # (storage, byte offset): a tensor inside a larger allocation
                 if not isinstance(value, np.ndarray):
-                    raise TypeError(f"argument {key} is a pointer: pass a numpy array")
+                    raise TypeError(f"argument {key} is a pointer: pass a numpy array (or (array, byte offset))")
                 base = mem.map(f"argument {key}", value)
                 buffers[key] = (f"argument {key}", value)
-                raw = base.to_bytes(8, "little")[:arg.size]
+                raw = (base + int(offset)).to_bytes(8, "little")[:arg.size]
             else:
                 raw = _scalar_bytes(value, arg.size, str(key))
         seg[arg.offset:arg.offset + arg.size] = raw

@@ -167,6 +167,8 @@ class Campaign(Probing, Recording):
                                cfg.shapes, cfg.user)
         streams = [(arch, stream_for(i, arch)) for i, arch in enumerate(cfg.targets)]
         extra = {"plant": cfg.plant} if cfg.plant else {}
+        if cfg.backend == "emulate":
+            extra["machine_code"] = cfg.machine_code
         if cfg.backend == "device":
             extra["device_kind"] = self.gpus.kind
         self.caps_json = {arch: caps.to_json() for arch, caps in self.caps.items()}  # serialised once

@@ -30,6 +30,7 @@ class CampaignConfig:
     lld: str = "/usr/lib/llvm-22/bin/ld.lld"
     llc: str | None = None  # run `llc -verify-machineinstrs` on each kernel's LLVM IR when set
     plant: str | None = None  # a planted bug (oracle/planted.py): its kernel family, mutated; nothing is recorded
+    machine_code: bool = True  # emulate: Triton's machine code judged too (oracle/emulate_machine.py)
     family: str = "kernels"  # or "collectives": communication patterns (fuzz/collective/)
     collective: dict = field(default_factory=dict)  # collectives: patterns, controls (negative-control share)
     shapes: tuple = ()  # kernels: only these kernel shapes (fuzz/shapes.py); empty: random kernels, some shapes

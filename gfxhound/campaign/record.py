@@ -113,6 +113,14 @@ class Recording:
             stats.execution["kernels_steered"] += 1
         for key in ("compared", "undetermined", "mismatches"):
             stats.execution[key] += execution.checks.get(key, 0)
+        if "machine" in execution.checks:  # --backend emulate on a target the machine-code executor models
+            machine = execution.checks["machine"]
+            stats.execution["machine_code_runs"] += 1
+            stats.execution["machine_code_judged"] += machine in ("agree", "disagree", "hazard")
+            stats.execution["machine_code_hazards"] += machine == "hazard"
+            stats.execution["machine_code_ms"] += int(1000 * execution.checks.get("machine_s", 0))
+            if machine == "unresolved":
+                stats.machine_unresolved[_construct(execution.checks.get("machine_detail", ""))] += 1
         if execution.reason.startswith("limitation "):
             stats.execution["kernels_meeting_a_limitation"] += 1
         res = execution.resources
@@ -125,7 +133,8 @@ class Recording:
             for key, name in (("vgpr_count", "max_vgpr"), ("agpr_count", "max_agpr"), ("lds", "max_lds_bytes")):
                 stats.resources[name] = max(stats.resources[name], res.get(key, 0))
         for check, status in execution.checks.items():
-            stats.coverage[f"check:{check}={status}"] += 1
+            if isinstance(status, str) and check not in ("machine_detail",):  # a status, not a count or a text
+                stats.coverage[f"check:{check}={status}"] += 1
         if self.config.plant:
             from gfxhound.oracle.planted import FLAGGED, PLANTS
             flagged = PLANTS[self.config.plant].flagged or FLAGGED  # what this plant's defect should show as
@@ -204,3 +213,9 @@ class Recording:
             "count_this_run": self.stats.findings.get(
                 finding.signature, {}).get("count_this_run", 0) + 1, "new": is_new or self.stats.findings.get(
                 finding.signature, {}).get("new", False)}
+
+
+def _construct(text: str) -> str:
+    """What stopped the machine-code run, without the operands: the mnemonic and the construct it named."""
+    import re
+    return re.sub(r"0x[0-9a-f]+|\b\d+\b", "N", text.split("\n")[0])[:160] or "?"

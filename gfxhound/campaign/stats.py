@@ -34,6 +34,7 @@ class Stats:
     resources: Counter = field(default_factory=Counter)  # static facts of the kernels that compiled
     execution: Counter = field(default_factory=Counter)  # interpret/device: compared and undetermined elements
     planted: Counter = field(default_factory=Counter)  # --plant: runs, flagged, and the verdicts of the rest
+    machine_unresolved: Counter = field(default_factory=Counter)  # emulate: what stopped the machine-code runs
 
     def rate(self):
         return self.kernels / max(1e-9, time.time() - self.started)
@@ -141,4 +142,7 @@ def _execution_summary(stats: Stats, n: int, backend: str) -> dict:
     ex["steered_share"] = round((ex.get("kernels_steered", 0) + ex.get("kernels_meeting_a_limitation", 0)) / n, 4)
     ex["undetermined_share"] = round(ex.get("undetermined", 0) / max(1, ex.get("compared", 0)
                                                                      + ex.get("undetermined", 0)), 4)
+    if backend == "emulate":  # the three-way judgement (oracle/emulate_machine.py): the share all three judged
+        ex["machine_code_share"] = round(ex.get("machine_code_judged", 0) / n, 4)
+        ex["machine_code_unresolved"] = dict(stats.machine_unresolved.most_common(20))
     return ex

@@ -19,6 +19,10 @@ def add_fuzz(sub):
     fuzz.add_argument("--backend", default="compile", choices=["compile", "interpret", "device", "emulate"],
                       help="compile: compile only (crashes, verifier, static checks); interpret: run on Triton's CPU "
                            "interpreter; emulate: run the AMD LLVM IR on gfxhound's CPU executor; device: the local GPU")
+    fuzz.add_argument("--machine-code", choices=["on", "off"], default="on",
+                      help="--backend emulate on gfx942/gfx950: also run Triton's machine code on gfxhound's AMDGCN "
+                           "executor and judge it against torch too, so a wrong result names its layer (triton: the "
+                           "IR is wrong; llvm: the IR is right, its machine code is not); off: the IR executor only")
     from gfxhound.oracle.planted import PLANTS
     fuzz.add_argument("--plant", choices=sorted(PLANTS), default=None,
                       help="run a planted bug's kernel family instead of the generator (mutation testing of the "
@@ -167,7 +171,7 @@ def cmd_fuzz(args):
                             seed=_shard_seed(args.seed, args.shard), timeout=args.timeout, max_ops=args.max_ops,
                             worker_env=env, caps_cache=cache_dir(), lld=lld or "/usr/lib/llvm-22/bin/ld.lld",
                             family="user" if user else args.family, collective=collective, shapes=shapes,
-                            user=user, grace=args.grace,
+                            user=user, grace=args.grace, machine_code=args.machine_code == "on",
                             verbose=args.verbose,
                             timeout_floor=min(10.0, args.timeout), clock_start=clock_start)
     from .output import console as console_on

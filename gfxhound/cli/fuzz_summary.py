@@ -42,6 +42,12 @@ def print_summary(summary: dict, stream=None) -> None:
     for miss in summary.get("coverage_floors", {}).get("missed", []):
         out.print(f"[yellow]coverage below its floor[/]: {miss['floor']} in {miss['share']:.1%} of kernels "
                   f"(floor {miss['least']})")
+    ex = summary.get("execution") or {}
+    if ex.get("machine_code_runs"):  # --backend emulate's third judge (oracle/emulate_machine.py)
+        stops = ", ".join(f"{n} x {escape(k)}" for k, n in list(ex.get("machine_code_unresolved", {}).items())[:3])
+        out.print(f"machine code: {ex['machine_code_judged']} of {summary['kernels']} kernels judged by torch, the IR "
+                  f"executor and the machine code ({ex['machine_code_share']:.1%}); {ex.get('machine_code_hazards', 0)} "
+                  "with a hazard" + (f"; the machine could not judge: {stops}" if stops else ""))
     if summary.get("reach"):  # the reach matrix (fuzz/reach.py): the share, then every unreached cell and why
         from gfxhound.fuzz.reach import text
         out.print(escape(text(summary["reach"], refused=False)))

@@ -95,6 +95,11 @@ def _implicit_args_block(grid, workgroup_size):
     return block
 
 
+def scalar_argument(ty, value):
+    """A launch scalar as a 0-d numpy value of the IR parameter type `ty` (the bytes a kernarg holds)."""
+    return _scalar(ty, value)
+
+
 def _scalar(ty, value):
     dt = dtype_of(ty)
     if ty[0] == "f":

@@ -210,3 +210,32 @@ def test_a_race_between_waves_changes_with_the_schedule():
                       schedule=s).outputs["out"] for s in ("forward", "reverse")}
     assert runs["forward"][255] == 2.0 and runs["reverse"][0] == 2.0
     assert runs["forward"][0] != 2.0 and runs["reverse"][255] != 2.0
+
+
+def test_float_atomics_add_at_the_address_the_encoding_builds():
+    """Decision 37: the tabled GLOBAL_ATOMIC_ADD_F32 and BUFFER_ATOMIC_ADD_F32 write MEM[ADDR] with no address
+    helper; the address is SADDR + VADDR + offset:16 ("Global ... address = SGPR base + VGPR offset + inst
+    offset"), and for the buffer the V# base + VGPR offset (offen), range-checked against NUM_RECORDS = 16 bytes.
+    Lane t adds x[t] to acc[4 + t % 4] and to acc[t % 4]; the sums are of small integers (exact in any order)."""
+    x = (np.arange(64) % 7 + 1).astype(np.float32)
+    acc = np.zeros(12, np.float32)
+    r = launch(asm("fatomic"), None, {"x": x, "acc": acc})
+    want = np.array([x[k::4].sum() for k in range(4)], np.float32)
+    assert r.outputs["acc"][:4].tolist() == want.tolist()
+    assert r.outputs["acc"][4:8].tolist() == want.tolist()
+    assert r.outputs["acc"][8:].tolist() == [0.0] * 4
+
+
+@TARGETS
+def test_a_constant_on_a_packed_operand_is_one_element_in_the_low_half(mcpu):
+    """Decision 38: `v_pk_add_f32 v[2:3], v[0:1], 1.0 op_sel_hi:[1,0]` and `v_pk_add_f16 v1, v1, 1.0
+    op_sel_hi:[1,0]` (llc's code for adding a splat 1.0) add 1.0 to both elements: the inline constant is the
+    element's 1.0 (0x3f800000, 0x3c00) in the low element, which op_sel_hi:[.,0] selects for the high one too.
+    Read as an f64 1.0 (0x3ff00000_00000000) both halves would add 0.0 and 1.875 (the high dword as f32)."""
+    x = np.array([[1.5, -2.25]] * 64, np.float32)
+    h = np.array([[0.5, 3.0]] * 64, np.float16)
+    o, om, oh = np.zeros_like(x), np.zeros_like(x), np.zeros_like(h)
+    r = launch(asm("pkconst", mcpu), None, {"a": x, "h": h, "o": o, "oh": oh, "om": om})
+    assert r.outputs["o"].tolist() == (x + np.float32(1.0)).tolist()
+    assert r.outputs["oh"].tolist() == (h + np.float16(1.0)).tolist()
+    assert r.outputs["om"].tolist() == (x * np.float32(0.1)).tolist()

@@ -20,9 +20,10 @@ ENV = {"TRITON_HIP_LLD_PATH": "/usr/lib/llvm-22/bin/ld.lld", "TRITON_DEFAULT_FP_
 DATA = Path(__file__).resolve().parent.parent / "data" / "emulate"
 
 
-def _campaign(tmp_path, kernels, specs=None, seed=3):
+def _campaign(tmp_path, kernels, specs=None, seed=3, machine_code=False):
+    """The IR executor's campaign (the machine-code judgement has its own tests: test_emulate_machine.py)."""
     config = CampaignConfig(targets=["gfx942"], corpus=str(tmp_path / "corpus"), backend="emulate", kernels=kernels,
-                            workers=2, seed=seed, timeout=120, worker_env=ENV)
+                            workers=2, seed=seed, timeout=120, worker_env=ENV, machine_code=machine_code)
     campaign = Campaign(config, specs=specs)
     return campaign, campaign.run()
 
