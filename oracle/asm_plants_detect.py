@@ -19,6 +19,8 @@ only repeat the original's outputs).
 Besides the ISA's observability (asm_plants_flow.observe), each record says whether the edited instruction wrote
 a different value at the site on the original's path (``changed``) and whether a miss left every output as the
 unplanted run had it (``masked``): a miss that is masked is an edit no output oracle can see on these inputs.
+With ``seeds`` > 1 a missed observable site is judged again on later seeds' inputs (asm_plants_seeds.py: one
+unplanted baseline per (kernel, seed), shared by every site and plant); the record says which seed flagged it.
 """
 from __future__ import annotations
 
@@ -49,6 +51,10 @@ class SiteRecord:
                                   # site, writes some register differently (None: not a value edit, or unknown)
     masked: bool = False      # not flagged, and the planted outputs equal the unplanted run's of that level: on
                               # these inputs the edit changes no output (no output oracle can see it)
+    seed: int | None = None   # the inputs' seed whose run flagged it (None: not flagged)
+    seeds_tried: int = 0      # input seeds it was judged on (1: the first only; asm_plants_seeds.search says more)
+    seeds_skipped: int = 0    # of those, seeds where the edited instruction wrote what the original wrote at every
+                              # execution on the path (the planted run would repeat the original: not made)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -62,26 +68,23 @@ def _planted_run(label, text, mcpu, kernel, launch, schedule):
 
 def detection(source, launch_text: str, mcpu: str = "gfx942", plant: str = "drop-waitcnt", opts=(0, 2),
               seed: int = 0, block=None, llc: str | None = None, kernel: str | None = None,
-              schedule: str = "forward", **options) -> list:
+              schedule: str = "forward", seeds: int = 1, prefilter: bool = True, **options) -> list:
     """Per-site records of `plant` in llc's code of `source` (a .ll: each level of `opts`) or in `source` itself
-    (a .s). ``options`` go to the plant's edit. Raises LaunchError / CodegenError for what the user must fix."""
+    (a .s). ``options`` go to the plant's edit. With ``seeds`` > 1 an observable site the inputs of `seed` do not
+    flag is judged again on the inputs of seed + 1, ... (at most `seeds` in all) until one flags it
+    (asm_plants_seeds.search; ``prefilter``: skip a seed where the edit writes the same values on the path).
+    Raises LaunchError / CodegenError for what the user must fix."""
     from gfxhound.oracle.asm_plants_flow import effects, hazard_observable, observe, trace
-    from gfxhound.oracle.crosscheck import IR_LABEL, vote
+    from gfxhound.oracle.asm_plants_seeds import planted_instruction, search
     if plant not in PLANTS:
         raise KeyError(f"no plant {plant!r} (have: {', '.join(PLANTS)})")
     source, block = Path(source), (tuple(block) if block is not None else None)
-    targets, base_runs, launch, kernel = _baseline(str(source.resolve()), source.stat().st_mtime_ns, launch_text,
-                                                   mcpu, tuple(opts), seed, block, llc, kernel, schedule)
-    ir = next((r for r in base_runs if r.label == IR_LABEL), None)
-    voters = [r for r in base_runs if not (r.label == IR_LABEL and r.unresolved)]
-    blocked = next((f"{r.label}: {r.unresolved}" for r in voters if r.unresolved), "")
-    if not blocked and len(voters) > 1 and vote(voters, launch.roles)["status"] != "agree":
-        blocked = "the unplanted runs do not agree among themselves"
-    if not blocked and len(voters) < 2 and source.suffix != ".s":
-        blocked = "fewer than two unplanted runs can judge"
-    judges = ", ".join(r.label for r in voters) + \
-        (f" (IR left out: {ir.unresolved})" if ir is not None and ir.unresolved else "")
-    records = []
+    key = (str(source.resolve()), source.stat().st_mtime_ns, launch_text, mcpu, tuple(opts))
+    rest = (block, llc, kernel, schedule)
+    targets, base_runs, launch, kernel, _ = _baseline(*key, seed, *rest)
+    voters, blocked, judges = _judges(base_runs, launch, source)
+    judge = functools.partial(_judge, plant, mcpu, kernel, schedule)
+    records, missed = [], []
     for label, text in targets:
         found = sites(text, plant, mcpu, kernel, **options)
         if not found:
@@ -92,7 +95,7 @@ def detection(source, launch_text: str, mcpu: str = "gfx942", plant: str = "drop
             from gfxhound.amdgcn.asm import parse_program
             fn = parse_program(text).function(kernel)
             fx = [effects(i) for i in fn.instructions]
-            probes = {site.index: [_planted_instruction(site), None] for site in found if site.seed == "defs"}
+            probes = {site.index: [planted_instruction(site), None] for site in found if site.seed == "defs"}
             log = trace(text, kernel, launch, probes)
         for site in found:
             rec = SiteRecord(plant, str(source), label, site.line, site.before, site.after, None, "", judges=judges)
@@ -111,42 +114,76 @@ def detection(source, launch_text: str, mcpu: str = "gfx942", plant: str = "drop
                 rec.changed = value if isinstance(value, bool) else None
                 if isinstance(value, str):
                     rec.why += f"; value unknown: {value}"
-            name = f"{label}*{plant}@{site.line}"
-            run = _planted_run(name, apply(text, site), mcpu, kernel, launch, schedule)
-            if run.unresolved:
-                rec.unresolved = run.unresolved
-            elif run.fault and not base_run.fault:
-                rec.flagged, rec.how = True, "fault"
-            elif run.detail and run.detail != base_run.detail:
-                rec.flagged, rec.how = True, "hazard"
-            else:
-                verdict = vote(voters + [run], launch.roles)
-                minority = {x for row in verdict["rows"] for x in row.get("minority", ())}
-                if verdict["status"] == "disagree" and name in minority:
-                    rec.flagged, rec.how = True, "outvoted"
-                elif verdict["status"] == "unresolved":
-                    rec.unresolved = "a tie in the vote"
-                rec.masked = not rec.flagged and not rec.unresolved and _same_outputs(run, base_run)
+            rec.seeds_tried = 1
+            judge(rec, site, label, text, base_run, voters, launch, seed)
+            if rec.observable and not rec.flagged and not rec.unresolved:
+                missed.append((rec, site, label, text))
+    if seeds > 1 and missed:
+        def at(later):
+            runs, launch = _baseline(*key, later, *rest, seed)[1:3]
+            return (runs, launch) + _judges(runs, launch, source)[:2]
+        search(missed, at, judge, range(seed + 1, seed + seeds), kernel, prefilter)
     return records
 
 
-@functools.lru_cache(maxsize=4)
-def _baseline(path, mtime, launch_text, mcpu, opts, seed, block, llc, kernel, schedule):
-    """The unplanted runs of one kernel, made once for every plant: (targets [(label, text)], runs, Launch,
-    kernel). ``mtime`` is part of the key: an edited file is compiled again."""
+def _judges(base_runs, launch, source) -> tuple:
+    """(voters, blocked, judges) of the unplanted runs of one kernel on one seed's inputs: the runs that vote,
+    why they cannot judge ("" when they can), and who judges, in words."""
+    from gfxhound.oracle.crosscheck import IR_LABEL, vote
+    ir = next((r for r in base_runs if r.label == IR_LABEL), None)
+    voters = [r for r in base_runs if not (r.label == IR_LABEL and r.unresolved)]
+    blocked = next((f"{r.label}: {r.unresolved}" for r in voters if r.unresolved), "")
+    if not blocked and len(voters) > 1 and vote(voters, launch.roles)["status"] != "agree":
+        blocked = "the unplanted runs do not agree among themselves"
+    if not blocked and len(voters) < 2 and Path(source).suffix != ".s":
+        blocked = "fewer than two unplanted runs can judge"
+    judges = ", ".join(r.label for r in voters) + \
+        (f" (IR left out: {ir.unresolved})" if ir is not None and ir.unresolved else "")
+    return voters, blocked, judges
+
+
+def _judge(plant, mcpu, kernel, schedule, rec, site, label, text, base_run, voters, launch, seed) -> None:
+    """Run the planted text of `site` on `launch`'s inputs and judge it against the unplanted runs of that seed:
+    sets rec.flagged / how / seed, or rec.unresolved; rec.masked stays True only while every planted run so far
+    left the outputs of the unplanted run of its level as they were."""
+    from gfxhound.oracle.crosscheck import vote
+    name = f"{label}*{plant}@{site.line}"
+    run = _planted_run(name, apply(text, site), mcpu, kernel, launch, schedule)
+    if run.unresolved:
+        rec.unresolved = run.unresolved
+    elif run.fault and not base_run.fault:
+        rec.flagged, rec.how = True, "fault"
+    elif run.detail and run.detail != base_run.detail:
+        rec.flagged, rec.how = True, "hazard"
+    else:
+        verdict = vote(voters + [run], launch.roles)
+        minority = {x for row in verdict["rows"] for x in row.get("minority", ())}
+        if verdict["status"] == "disagree" and name in minority:
+            rec.flagged, rec.how = True, "outvoted"
+        elif verdict["status"] == "unresolved":
+            rec.unresolved = "a tie in the vote"
+    first = rec.seeds_tried <= 1
+    rec.masked = not rec.flagged and not rec.unresolved and (first or rec.masked) and _same_outputs(run, base_run)
+    rec.seed = seed if rec.flagged else None
+
+
+@functools.lru_cache(maxsize=32)
+def _baseline(path, mtime, launch_text, mcpu, opts, seed, block, llc, kernel, schedule, compiled_at=None):
+    """The unplanted runs of one kernel on one seed's inputs, made once for every plant and every site: (targets
+    [(label, text)], runs, Launch, kernel). The key is the kernel and the seed (32 entries: a kernel's seeds of an
+    input search stay while its plants run). ``mtime`` is part of the key: an edited file is compiled again.
+    ``compiled_at``: the seed whose entry already holds llc's code (a later seed's inputs run that code; llc is
+    not run again)."""
     from gfxhound.oracle.crosscheck import compare
     if path.endswith(".s"):
         return _from_s(Path(path), launch_text, mcpu, kernel, seed, block, schedule)
-    base = compare(path, mcpu, list(opts), launch_text, llc, kernel, seed, block, schedule=schedule)
+    if compiled_at is not None:
+        first = _baseline(path, mtime, launch_text, mcpu, opts, compiled_at, block, llc, kernel, schedule)
+        base = compare(path, mcpu, [], launch_text, llc, first[3], seed, block, extra=first[4], schedule=schedule)
+    else:
+        base = compare(path, mcpu, list(opts), launch_text, llc, kernel, seed, block, schedule=schedule)
     targets = [(r.label, base.assemblies[r.label].text) for r in base.runs if r.label in base.assemblies]
-    return targets, base.runs, base.launch, base.kernel
-
-
-def _planted_instruction(site):
-    import dataclasses
-
-    from gfxhound.amdgcn.asm import parse_statement
-    return dataclasses.replace(parse_statement(site.after, site.line, site.index), index=site.index)
+    return targets, base.runs, base.launch, base.kernel, base.assemblies
 
 
 def _same_outputs(run, other) -> bool:
@@ -172,17 +209,18 @@ def _from_s(path, launch_text, mcpu, kernel, seed, block, schedule):
               for k, a in enumerate(visible)]
     launch = make_launch(launch_text, params, seed, block)
     label = path.name
-    return [(label, asm.text)], [run_machine(label, asm, kernel, launch, schedule)], launch, kernel
+    return [(label, asm.text)], [run_machine(label, asm, kernel, launch, schedule)], launch, kernel, None
 
 
 # ---- the rate ---------------------------------------------------------------------------------------------------
 def summarise(records: list) -> dict:
-    """plant -> {sites, executed-observable counts, flagged (of the observable), rate, unresolved, flagged_other}."""
+    """plant -> {sites, executed-observable counts, flagged (of the observable; flagged_later: on a later seed's
+    inputs than the first), rate, unresolved, flagged_other}."""
     out = {}
     for rec in records:
         row = out.setdefault(rec.plant, {"sites": 0, "observable": 0, "flagged": 0, "unresolved": 0,
                                          "flagged_unobservable": 0, "masked": 0, "changed": 0,
-                                         "flagged_changed": 0, "missed": []})
+                                         "flagged_changed": 0, "flagged_later": 0, "missed": []})
         row["sites"] += 1
         if rec.unresolved or rec.observable is None:
             row["unresolved"] += 1
@@ -193,11 +231,13 @@ def summarise(records: list) -> dict:
             row["flagged_changed"] += rec.changed is True and rec.flagged
             if rec.flagged:
                 row["flagged"] += 1
+                row["flagged_later"] += rec.seeds_tried > 1   # not on the first seed's inputs: a later one's
             else:
                 row["masked"] += rec.masked
+                tried = f"{rec.seeds_tried} seeds; " if rec.seeds_tried > 1 else ""
                 row["missed"].append(f"{Path(rec.source).name} {rec.level} line {rec.line}: {rec.before} -> "
-                                     f"{rec.after or '(removed)'}" + (" [masked: same outputs" if rec.masked
-                                                                      else " [outputs differ, not flagged") +
+                                     f"{rec.after or '(removed)'} [{tried}" + ("masked: same outputs" if rec.masked
+                                                                              else "outputs differ, not flagged") +
                                      {True: "; the site's value changed]", False: "; the site's value is the "
                                       "same on this path]"}.get(rec.changed, "]"))
         elif rec.flagged:
@@ -219,30 +259,35 @@ def summarise(records: list) -> dict:
     return out
 
 
-def measure(cases: list, plants=None, mcpu: str = "gfx942", opts=(0, 2), seed: int = 0, **options) -> list:
-    """Records of every plant (default: all) over `cases`, a list of (.ll or .s path, launch spec text)."""
+def measure(cases: list, plants=None, mcpu: str = "gfx942", opts=(0, 2), seed: int = 0, seeds: int = 1,
+            **options) -> list:
+    """Records of every plant (default: all) over `cases`, a list of (.ll or .s path, launch spec text); `seeds`
+    as in detection."""
     records = []
     for path, spec in cases:
         for plant in plants or list(PLANTS):
-            records += detection(path, spec, mcpu, plant, opts, seed, **options)
+            records += detection(path, spec, mcpu, plant, opts, seed, seeds=seeds, **options)
     return records
 
 
 def table(summary: dict, plants=None) -> str:
     """One line per plant: sites, observable, flagged, rate, unresolved, changed, masked (and what was flagged
-    though not observable); per plant the kernels (file, -O level) with an observable site and in how many any /
-    every such site was flagged; then the missed observable sites."""
+    though not observable), later-seed (flagged only by a later seed's inputs: the input search); per plant the
+    kernels (file, -O level) with an observable site and in how many any / every such site was flagged; then the
+    missed observable sites."""
     lines = [f"{'plant':<20}{'sites':>6}{'observable':>11}{'flagged':>8}{'rate':>8}{'unresolved':>11}"
-             f"{'changed':>8}{'rate-changed':>13}{'masked':>7}{'rate-unmasked':>14}{'flagged-unobs':>14}"]
+             f"{'changed':>8}{'rate-changed':>13}{'masked':>7}{'rate-unmasked':>14}{'flagged-unobs':>14}"
+             f"{'later-seed':>11}"]
     for name in plants or list(PLANTS):
         row = summary.get(name, {"sites": 0, "observable": 0, "flagged": 0, "unresolved": 0, "masked": 0,
-                                 "changed": 0, "flagged_unobservable": 0, "rate": None, "rate_unmasked": None,
+                                 "changed": 0, "flagged_unobservable": 0, "flagged_later": 0, "rate": None,
+                                 "rate_unmasked": None,
                                  "rate_changed": None, "missed": []})
         rate, unmasked, changed = ("n/a" if r is None else f"{100 * r:.0f}%"
                                    for r in (row["rate"], row["rate_unmasked"], row["rate_changed"]))
         lines.append(f"{name:<20}{row['sites']:>6}{row['observable']:>11}{row['flagged']:>8}{rate:>8}"
                      f"{row['unresolved']:>11}{row['changed']:>8}{changed:>13}{row['masked']:>7}{unmasked:>14}"
-                     f"{row['flagged_unobservable']:>14}")
+                     f"{row['flagged_unobservable']:>14}{row['flagged_later']:>11}")
     lines.append(f"{'per kernel (file, level)':<28}{'observable in':>14}{'any flagged':>12}{'all flagged':>12}")
     for name in plants or list(PLANTS):
         row = summary.get(name, {})

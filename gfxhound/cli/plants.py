@@ -6,7 +6,9 @@ plant: sites, sites observable by the ISA's def-use rule on the executed path, f
 (oracle/asm_plants*.py; docs/asm-plants.md).
 
 A directory stands for every .ll in it, each with a launch sidecar: X.launch next to X.ll holds X's --launch
-spec (a file without one is skipped, and said so). Exit codes: 0 measured (1 with --min-rate when a plant with
+spec (a file without one is skipped, and said so). An observable site the first seed's inputs do not flag is judged
+again on the inputs of the next seeds, up to --seeds in all (oracle/asm_plants_seeds.py): a dropped carry or sign
+extension is seen only on inputs that exercise it. Exit codes: 0 measured (1 with --min-rate when a plant with
 observable sites is flagged less often); 2 a usage error."""
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from .common import UserError, check_llc
+from .common import UserError, check_llc, positive
 
 
 def add_plants(sub):
@@ -29,6 +31,11 @@ def add_plants(sub):
     p.add_argument("--opt", default="0,2", help="comma-separated llc -O levels: each is planted and each votes")
     p.add_argument("--plant", default="", metavar="NAME,...", help="the plants to run (default: all)")
     p.add_argument("--seed", type=int, default=0, help="the inputs' seed")
+    p.add_argument("--seeds", type=positive(int), default=8, metavar="N",
+                   help="input seeds a missed observable site is judged on at most: --seed, --seed + 1, ... until "
+                        "one flags it (1: the first seed only)")
+    p.add_argument("--workers", type=positive(int), default=1, metavar="N",
+                   help="processes running kernels side by side, one kernel at a time each (default 1: this one)")
     p.add_argument("--relax", action="store_true",
                    help="drop-waitcnt raises each counter of a wait by one instead of removing the wait")
     p.add_argument("--bit", type=int, default=0, metavar="0..7",
@@ -64,9 +71,7 @@ def _cases(files, launch):
 
 
 def run_plants(args) -> int:
-    from gfxhound.amdgcn.codegen import CodegenError
-    from gfxhound.oracle.asm_plants_detect import PLANTS, detection, summarise, table
-    from gfxhound.oracle.crosscheck import LaunchError
+    from gfxhound.oracle.asm_plants_detect import PLANTS, summarise, table
     if not 0 <= args.bit <= 7:
         raise UserError(f"--bit {args.bit}: a bit of the 8-bit truth table, 0 to 7")
     plants = [p.strip() for p in args.plant.split(",") if p.strip()] or list(PLANTS)
@@ -84,20 +89,21 @@ def run_plants(args) -> int:
             raise UserError(f"--launch {launch}: cannot read it ({exc.strerror})") from None
     llc = check_llc(args.llc) if args.llc else None
     cases, skipped = _cases(args.files, launch)
+    kw = dict(mcpu=args.mcpu, plants=plants, levels=levels, seed=args.seed, seeds=args.seeds, llc=llc,
+              relax=args.relax, bit=args.bit)
     records = []
-    for path, spec in cases:
-        for plant in plants:
-            try:
-                records += detection(path, spec, args.mcpu, plant, levels, args.seed, llc=llc, relax=args.relax,
-                                     bit=args.bit)
-            except (LaunchError, CodegenError) as exc:
-                raise UserError(f"{path}: {str(exc).splitlines()[0]}") from None
+    for got in _each_case(cases, min(args.workers, len(cases)), kw):
+        if isinstance(got, str):
+            raise UserError(got)
+        records += got
     summary = summarise(records)
     if args.json:
-        print(json.dumps({"format": "gfxhound.plants/1", "mcpu": args.mcpu, "summary": summary,
+        # /2: each site also says the seed that flagged it and the seeds tried (/1 readers may ignore them)
+        print(json.dumps({"format": "gfxhound.plants/2", "mcpu": args.mcpu, "seeds": args.seeds, "summary": summary,
                           "sites": [r.to_json() for r in records], "skipped": skipped}, indent=1))
     else:
-        print(f"plants on {args.mcpu}, -O{',-O'.join(levels)}, {len(cases)} kernel(s)")
+        print(f"plants on {args.mcpu}, -O{',-O'.join(levels)}, {len(cases)} kernel(s), input seeds {args.seed}.."
+              f"{args.seed + args.seeds - 1} (later-seed: flagged only on a later seed's inputs than the first)")
         print(table(summary, plants))
         for name in skipped:
             print(f"skipped {name}: no .launch sidecar", file=sys.stderr)
@@ -105,3 +111,35 @@ def run_plants(args) -> int:
         low = [n for n, row in summary.items() if row["rate"] is not None and row["rate"] < args.min_rate]
         return 1 if low else 0
     return 0
+
+
+def _case(path, spec, kw) -> list | str:
+    """Every plant's records of one kernel, or the one-line message of what the user must fix."""
+    from gfxhound.amdgcn.codegen import CodegenError
+    from gfxhound.oracle import asm_plants_detect
+    from gfxhound.oracle.crosscheck import LaunchError
+    records = []
+    for plant in kw["plants"]:
+        try:
+            records += asm_plants_detect.detection(path, spec, kw["mcpu"], plant, kw["levels"], kw["seed"],
+                                                   llc=kw["llc"], seeds=kw["seeds"], relax=kw["relax"], bit=kw["bit"])
+        except (LaunchError, CodegenError) as exc:
+            return f"{path}: {str(exc).splitlines()[0]}"
+    return records
+
+
+def _each_case(cases, workers: int, kw):
+    """Each case's result in order. With more than one worker, `workers` forked processes take the cases one kernel
+    at a time (a kernel's unplanted runs are cached per process, so one kernel stays in one)."""
+    if workers <= 1:
+        for path, spec in cases:
+            yield _case(path, spec, kw)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    try:
+        for future in [pool.submit(_case, path, spec, kw) for path, spec in cases]:
+            yield future.result()
+    finally:   # a user error stops the rest: nothing queued runs on
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -229,3 +229,51 @@ def test_observe_follows_the_chain_to_a_store_and_stops_at_a_full_redefinition()
     assert observe(log(M64), fx, 1, "defs") == (True, "store at instruction 3")
     # a site that ran with no active lane did not execute
     assert observe([(0, 0, 0, 0, 0), (0, 0, 1, 0, 0), (0, 0, 3, 0, 0)], fx, 0, "defs") == (False, "not executed")
+
+
+# ---- the input search (oracle/asm_plants_seeds.py) ------------------------------------------------------------
+@needs_llc
+def test_the_unplanted_runs_are_made_once_per_seed_and_llc_once(monkeypatch):
+    """A missed site is judged again on seeds 1 and 2: the unplanted runs of each (kernel, seed) are made once
+    for both plants and every site, and a later seed runs the first seed's llc code (compare gets no level)."""
+    from gfxhound.oracle import asm_plants_detect, crosscheck
+    calls, real = [], crosscheck.compare
+
+    def counting(ll, mcpu, opts, *rest, **kw):
+        calls.append((rest[3], tuple(opts)))   # (seed, the levels llc compiles)
+        return real(ll, mcpu, opts, *rest, **kw)
+    monkeypatch.setattr(crosscheck, "compare", counting)
+    asm_plants_detect._baseline.cache_clear()
+    records = measure([(DATA / "add_i32.ll", FIXTURES["add_i32"])], ["zext-for-sext", "swap-vop-operands"],
+                      opts=(2,), seeds=3)
+    assert calls == [(0, (2,)), (1, ()), (2, ())]
+    # add_i32 sign-extends a non-negative index: no seed changes the value at the site, so the pre-filter skips
+    # the planted runs of seeds 1 and 2 (they would repeat the original) and the miss stays masked
+    (zext,) = [r for r in records if r.plant == "zext-for-sext"]
+    assert (zext.flagged, zext.seed, zext.seeds_tried, zext.seeds_skipped, zext.masked) == (False, None, 3, 2, True)
+    assert all(r.seed == 0 and r.seeds_tried == 1 for r in records if r.flagged)
+    # without the pre-filter the planted runs are made, with the same outcome
+    again = detection(DATA / "add_i32.ll", FIXTURES["add_i32"], "gfx942", "zext-for-sext", opts=(2,), seeds=3,
+                      prefilter=False)
+    assert [(r.flagged, r.seeds_tried, r.seeds_skipped, r.masked) for r in again] == [(False, 3, 0, True)]
+    assert len(calls) == 3   # still cached
+
+
+@needs_llc
+@pytest.mark.parametrize("prefilter", [True, False])
+def test_a_site_missed_on_the_first_seed_is_flagged_on_a_later_one(prefilter):
+    """i64_ops's `ashr i64 %x, 7` as a logical shift differs only for a negative x. With x drawn from -1..500 the
+    first negative value comes with seed 3 (seeds 0, 1, 2 draw none): the site is missed on seed 0 and flagged on
+    seed 3, whose record says so; seeds 1 and 2 write the same value at the site (the pre-filter makes no planted
+    run for them) -- and without the pre-filter the same seed flags it."""
+    spec = "in: i64[64] values -1..500; out: i64[64] out; d: 12345; grid: 1; block: 64"
+    (first,) = detection(DATA / "i64_ops.ll", spec, "gfx942", "zext-for-sext", opts=(2,))
+    assert first.observable and not first.flagged and first.masked and first.changed is False
+    assert (first.seed, first.seeds_tried) == (None, 1)
+    (rec,) = detection(DATA / "i64_ops.ll", spec, "gfx942", "zext-for-sext", opts=(2,), seeds=8, prefilter=prefilter)
+    assert rec.before.startswith("v_ashrrev_i64") and rec.observable
+    assert (rec.flagged, rec.how, rec.seed, rec.seeds_tried, rec.masked) == (True, "outvoted", 3, 4, False)
+    assert rec.seeds_skipped == (2 if prefilter else 0)
+    assert rec.changed is False   # on the first seed's path (what `changed` says, with or without the pre-filter)
+    row = summarise([rec])["zext-for-sext"]
+    assert (row["flagged"], row["flagged_later"]) == (1, 1) and "later-seed" in table(summarise([rec]))
