@@ -190,10 +190,12 @@ def packed_source(ins, op_, k: int, element: int, mn: str, float_op: bool, hazar
     width = 2 * element
     raw = reader(op_, width, mn, hazard)
     lo_sel, hi_sel = ins.mod("op_sel", ()), ins.mod("op_sel_hi", ())
-    if isinstance(op_, Imm) and (op_.inline or element == 32):
-        # decision 38: an inline constant on a packed operand is one element's value (f32 on a v_pk_*_f32, f16 on
-        # a v_pk_*_f16) in the low element, the high element zero; a literal on a v_pk_*_f32 is 32 bits, so the
-        # same. llc selects the low element for both halves (op_sel_hi 0) wherever it packs such a constant
+    if isinstance(op_, Imm) and (element == 32 or op_.kind == "float" and float_op):
+        # decision 38: a constant on a packed-f32 operand (inline or literal) is a 32-bit value in the low dword,
+        # the high dword zero, and a float inline constant on a packed-f16 op is the f16 value in the low half,
+        # the high half zero; llc selects the low element for both halves (op_sel_hi 0) wherever it packs one.
+        # An integer inline constant on a 16-bit packed op stays the 32-bit sign-extended value (so -1 is -1 in
+        # both halves), and a float one on an integer packed op its f32 bits: `reader` at 32 bits gives both
         value = _const(op_, element, mn, False)
         raw = lambda w: value
     lo = int(lo_sel[k]) if k < len(lo_sel) else 0

@@ -229,13 +229,17 @@ def test_float_atomics_add_at_the_address_the_encoding_builds():
 @TARGETS
 def test_a_constant_on_a_packed_operand_is_one_element_in_the_low_half(mcpu):
     """Decision 38: `v_pk_add_f32 v[2:3], v[0:1], 1.0 op_sel_hi:[1,0]` and `v_pk_add_f16 v1, v1, 1.0
-    op_sel_hi:[1,0]` (llc's code for adding a splat 1.0) add 1.0 to both elements: the inline constant is the
+    op_sel_hi:[1,0]` (llc's code for adding a splat 1.0) add 1.0 to both elements: the float inline constant is the
     element's 1.0 (0x3f800000, 0x3c00) in the low element, which op_sel_hi:[.,0] selects for the high one too.
     Read as an f64 1.0 (0x3ff00000_00000000) both halves would add 0.0 and 1.875 (the high dword as f32)."""
     x = np.array([[1.5, -2.25]] * 64, np.float32)
     h = np.array([[0.5, 3.0]] * 64, np.float16)
     o, om, oh = np.zeros_like(x), np.zeros_like(x), np.zeros_like(h)
-    r = launch(asm("pkconst", mcpu), None, {"a": x, "h": h, "o": o, "oh": oh, "om": om})
+    s16 = np.array([[0, 0x8000]] * 63 + [[0xFFFF, 7]], np.uint16)
+    r = launch(asm("pkconst", mcpu), None, {"a": x, "h": h, "o": o, "oh": oh, "om": om, "s": s16,
+                                            "os": np.zeros_like(s16)})
+    # `v_pk_add_u16 v1, v1, -1`: an integer inline constant is the 32-bit sign-extended -1, so both halves add -1
+    assert r.outputs["os"].tolist() == (s16 - np.uint16(1)).tolist()
     assert r.outputs["o"].tolist() == (x + np.float32(1.0)).tolist()
     assert r.outputs["oh"].tolist() == (h + np.float16(1.0)).tolist()
     assert r.outputs["om"].tolist() == (x * np.float32(0.1)).tolist()
