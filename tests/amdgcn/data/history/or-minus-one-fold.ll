@@ -6,6 +6,7 @@
 ; Fixed: Triton 3.8.0 (bundled LLVM 5f07f818).
 ; Found by the history mining (generated kernels through every code generator at hand), reduced by hand.
 ; gfxhound emulate --mcpu gfx942 --opt 0,2 --launch 'in0: u32[64]; out0: u32[128] out; grid: 1; block: 64'
+target triple = "amdgcn-amd-amdhsa"
 
 define amdgpu_kernel void @k(ptr addrspace(1) %in0, ptr addrspace(1) %out0) {
   %tid = call i32 @llvm.amdgcn.workitem.id.x()

@@ -9,6 +9,7 @@
 ; Fixed: Triton 3.5.1 (bundled LLVM 7d5de303), which also compiles issue #139317's test right.
 ; Found by the history mining (generated kernels through every code generator at hand), reduced by hand.
 ; gfxhound emulate --mcpu gfx942 --opt 0,2 --triton 3.4.0 --launch 'in0: u64[64]; out0: u64[64] out; u1: 7; grid: 1; block: 64'
+target triple = "amdgcn-amd-amdhsa"
 
 define amdgpu_kernel void @k(ptr addrspace(1) %in0, ptr addrspace(1) %out0, i32 %u1) {
 entry:
