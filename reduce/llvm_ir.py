@@ -30,6 +30,20 @@ import sys
 
 PROPERTY = {property!r}
 candidate = sys.argv[-1]
+if PROPERTY["kind"] == "miscompile":  # the machine code of the candidate disagrees with its own IR semantics
+    sys.path.append({root!r})
+    from gfxhound.oracle.crosscheck import compare
+    try:
+        result = compare(candidate, PROPERTY["arch"], PROPERTY["opts"], PROPERTY["launch"], PROPERTY["llc"],
+                         PROPERTY["kernel"], PROPERTY["seed"], tritons=PROPERTY["tritons"])
+    except Exception:  # a candidate the launch no longer fits, a code generator that refuses it: not the bug
+        sys.exit(1)
+    rows = [row for row in result.verdict["rows"] if row["verdict"] != "agree"]
+    # exit 1 only where a strict majority with the IR executor in it outvotes exactly the finding's runs; a
+    # candidate whose IR meets undefined behaviour (poison reaching a store, a branch, an address) is 125
+    keep = result.exit_code == 1 and rows and all(sorted(row.get("minority", ())) == PROPERTY["minority"]
+                                                  and "IR" in row.get("majority", ()) for row in rows)
+    sys.exit(0 if keep else 1)
 if PROPERTY["kind"] == "signature":
     if sys.argv[1] == "--stdin":  # test.sh ran llc: its exit code (128 + N: signal N) and stderr; bare interpreter
         sys.path.append({root!r})  # appended: the checkout's own folders must not shadow the standard library
@@ -103,6 +117,24 @@ def signature_property(signature, arch, llc, fp_contract=True, timeout=60):
             "timeout": timeout}
 
 
+# llvm-reduce's passes for a miscompile (each candidate costs a compile at each level and two executions, about a
+# second): the ones that remove code and constants; never `arguments` (the launch names the kernel's arguments)
+MISCOMPILE_PASSES = ("simplify-conditionals-true,simplify-conditionals-false,unreachable-basic-blocks,basic-blocks,"
+                     "instructions,operands-zero,operands-one,operands-skip,simplify-instructions,metadata,"
+                     "attributes")
+
+
+def miscompile_property(launch, arch, opts, minority, llc, kernel=None, seed=0, tritons=(), timeout=300):
+    """The candidate's machine code (llc at each of `opts`, and each Triton code generator in `tritons`) run on the
+    machine-code executor disagrees with the IR executor's run of the candidate itself, with exactly the runs in
+    `minority` outvoted by a majority holding the IR (oracle/crosscheck.compare, as `gfxhound emulate` exits 1).
+    The IR is its own oracle, so a reduction can never slide into undefined behaviour: a candidate whose IR lets
+    poison reach a store, a branch or an address is unresolved there, never interesting."""
+    return {"kind": "miscompile", "launch": launch, "arch": arch, "opts": [int(o) for o in opts],
+            "minority": sorted(minority), "llc": str(llc), "kernel": kernel, "seed": int(seed),
+            "tritons": [str(t) for t in tritons], "timeout": timeout}
+
+
 def asm_property(regex, arch, llc, timeout=60):
     return {"kind": "asm", "asm_regex": regex, "arch": arch, "llc": str(llc), "timeout": timeout}
 
@@ -157,6 +189,8 @@ def reduce_ir(source: Path, prop: dict, work: Path, llvm_reduce="llvm-reduce", j
     out = work / REDUCED_LL
     cmd = [llvm_reduce, f"--test={sys.executable}", f"--test-arg={test}", f"-j={max(1, jobs)}",
            "-o", str(out), str(start_copy)]
+    if prop["kind"] == "miscompile":  # each candidate compiles and runs: a few passes that shrink code, once each
+        cmd[1:1] = [f"--delta-passes={MISCOMPILE_PASSES}", "--max-pass-iterations=2"]
     key = _key(prop, start_copy) if prop["kind"] == "signature" else None
     if key:
         shell = work / "test.sh"
@@ -174,6 +208,8 @@ def reduce_ir(source: Path, prop: dict, work: Path, llvm_reduce="llvm-reduce", j
     run_llvm_reduce(cmd, work / REDUCE_LOG, timeout_s)
     if not out.exists() or not _interesting(test, out, prop.get("timeout", 60)):
         shutil.copyfile(start_copy, out)  # llvm-reduce found nothing smaller (or was stopped before writing)
+    if prop["kind"] == "miscompile":
+        return _miscompile_record(prop, start_copy, out, started, llvm_reduce, work, log)
     command = [prop["llc"], "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={prop['arch']}", "-O3"]
     if prop["kind"] == "signature":
         command += ["-verify-machineinstrs", "-filetype=null"] + (["-fp-contract=fast"] if prop["fp_contract"]
@@ -204,3 +240,20 @@ def run_llvm_reduce(cmd: list, log: Path, timeout_s: float):
 
 def lines_of(path: Path) -> int:
     return sum(1 for line in path.read_text().splitlines() if line.strip())
+
+
+def _miscompile_record(prop, start, out, started, llvm_reduce, work, log) -> IrReduction:
+    """The record of a miscompile's reduction: the `gfxhound emulate` command that shows it on reduced.ll."""
+    levels = ",".join(str(o) for o in prop["opts"]) or "none"
+    command = ["gfxhound", "emulate", REDUCED_LL, "--mcpu", prop["arch"], "--opt", levels, "--llc", prop["llc"],
+               "--launch", prop["launch"], "--seed", str(prop["seed"])]
+    for python in prop["tritons"]:
+        command += ["--triton", python]
+    result = IrReduction("llvm-ir", prop, lines_of(start), lines_of(out), round(time.time() - started, 2), command,
+                         {"llvm-reduce": tool_version(llvm_reduce), "llc": tool_version(prop["llc"])},
+                         note="interesting: the runs " + ", ".join(prop["minority"]) + " outvoted by the IR "
+                              "executor and the other runs (exit 1 of the command)")
+    (work / REDUCE_RECORD).write_text(json.dumps(result.to_json(), indent=1))
+    if log:
+        log(f"llvm IR: {result.lines_before} -> {result.lines_after} lines in {result.seconds} s")
+    return result

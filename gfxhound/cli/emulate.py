@@ -56,6 +56,12 @@ def add_emulate(sub):
                         "one); it votes with the rest; repeatable")
     p.add_argument("--schedule", choices=("forward", "reverse", "alternate"), default="forward",
                    help="the machine's wave order between barriers")
+    p.add_argument("--reduce", metavar="DIR", default=None,
+                   help=".ll only: when the runs disagree (exit 1), shrink the module with llvm-reduce to the smallest "
+                        "one whose same runs are still outvoted by the IR executor and the others (undefined "
+                        "behaviour never counts), into DIR/reduced.ll with the command that shows it")
+    p.add_argument("--reduce-seconds", type=positive(float), default=900.0, metavar="S",
+                   help="--reduce: stop llvm-reduce after S seconds and keep its best so far (default 900)")
     p.add_argument("--json", action="store_true",
                    help="one JSON object on stdout (format gfxhound.emulate/1) instead of the table")
     p.set_defaults(func=run_emulate)
@@ -155,7 +161,41 @@ def run_emulate(args) -> int:
         print(json.dumps(result.to_json(), indent=1, default=_plain))
     else:
         _print(result)
+    if args.reduce:
+        _reduce(args, result, spec, suffix)
     return result.exit_code
+
+
+def _reduce(args, result, spec, suffix):
+    """llvm-reduce the module while the same runs stay outvoted (reduce/llvm_ir.py miscompile_property)."""
+    from gfxhound.amdgcn.codegen import find_llc
+    from gfxhound.corpus_store.layout import REDUCED_LL
+    from gfxhound.reduce.llvm_ir import ReduceError, miscompile_property, reduce_ir
+    if suffix not in LL:
+        raise UserError("--reduce: only an LLVM IR module (.ll) is reduced")
+    rows = [row for row in result.verdict["rows"] if row["verdict"] != "agree"]
+    minorities = {tuple(sorted(row.get("minority", ()))) for row in rows}
+    if result.exit_code != 1 or len(minorities) != 1:
+        print("--reduce: nothing to reduce (no disagreement that one set of runs loses in every output)",
+              file=sys.stderr)
+        return
+    from .reduce import _default_llvm_reduce
+    levels = [int(level) for level in _levels(args.opt, _tritons(args) + args.asm)]
+    prop = miscompile_property(spec, result.mcpu, levels, minorities.pop(), find_llc(args.llc), args.kernel,
+                               result.launch.seed, _tritons(args))
+    try:
+        reduced = reduce_ir(Path(args.file), prop, Path(args.reduce), _default_llvm_reduce(),
+                            timeout_s=args.reduce_seconds, log=lambda line: print(line, file=sys.stderr))
+    except ReduceError as exc:
+        raise UserError(f"--reduce: {exc}") from None
+    print(f"reduced: {reduced.lines_before} -> {reduced.lines_after} lines in {reduced.seconds} s: "
+          f"{Path(args.reduce) / REDUCED_LL}; in that folder: {' '.join(_quoted(reduced.command))}",
+          file=sys.stderr)
+
+
+def _quoted(command):
+    import shlex
+    return [shlex.quote(str(part)) for part in command]
 
 
 def _run_ll(args, block, spec):

@@ -330,3 +330,27 @@ def test_a_release_with_no_cached_venv_is_one_line_exit_2(tmp_path):
     assert "--triton 9.9.9: no venv of Triton 9.9.9 in " in line and "--triton /path/to/python" in line
     out = emulate(DATA / "add_i32.ll", "--triton", "/nonexistent/python", "--launch", ADD)
     assert out.returncode == 2 and "neither a Triton release" in out.stderr
+
+
+@pytest.mark.slow
+def test_reduce_shrinks_a_real_llc_miscompile_and_keeps_it(tmp_path):
+    """--reduce on llc-22's OR -1 fold (tests/amdgcn/data/history/or-minus-one-fold.ll, PR #189655) padded with an
+    unrelated computation and store: llvm-reduce drops them, and the recorded command still shows -O2 outvoted by
+    the IR executor and -O0 on the reduced module."""
+    source = (DATA / "history" / "or-minus-one-fold.ll").read_text()
+    padded = source.replace("  ret void", "  %j = mul i32 %x, 3\n  %j2 = xor i32 %j, 5\n"
+                            "  %q2 = getelementptr i32, ptr addrspace(1) %out0, i64 100\n"
+                            "  store i32 %j2, ptr addrspace(1) %q2\n  ret void", 1)
+    ll = tmp_path / "padded.ll"
+    ll.write_text(padded)
+    launch = "in0: u32[64]; out0: u32[128] out; grid: 1; block: 64"
+    proc = emulate(str(ll), "--opt", "0,2", "--launch", launch, "--reduce", str(tmp_path / "r"),
+                   "--reduce-seconds", "400", timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    record = json.loads((tmp_path / "r" / "reduce.json").read_text())
+    assert record["property"]["minority"] == ["O2"] and record["lines_after"] < record["lines_before"]
+    reduced = (tmp_path / "r" / "reduced.ll").read_text()
+    assert "%j2" not in reduced and " or " in reduced
+    again = subprocess.run([sys.executable, "-m", "gfxhound", *record["command"][1:]],
+                           cwd=tmp_path / "r", capture_output=True, text=True, timeout=300)
+    assert again.returncode == 1 and "O2 against IR, O0" in again.stdout, again.stdout + again.stderr
