@@ -52,6 +52,9 @@ NOOPS = frozenset({"s_nop", "s_setprio", "s_sleep", "buffer_wbl2", "buffer_inv",
                    "buffer_wbinvl1", "buffer_wbinvl1_vol", "s_icache_inv", "v_nop"})
 CACHE_MODS = frozenset({"sc0", "sc1", "nt", "glc", "slc", "dlc"})
 _FLOAT = re.compile(r"_(f16|f32|f64|bf16)")
+# decision 39: untyped selects whose VOP3 form takes the neg/abs input modifiers (llc selects fneg/fabs of a chosen
+# float into them: `v_cndmask_b32_e64 v1, |v2|, -v1, vcc`); they act on the 32-bit value's sign bit
+SIGN_BIT_OPS = frozenset({"v_cndmask_b32"})
 
 
 class MachineFault(Exception):
@@ -126,7 +129,7 @@ def reader(op, width: int, mn: str, hazard=None):
     if isinstance(op, Src):
         if op.sext:
             raise NotModelled(mn, "SDWA sext")
-        if not _FLOAT.search(mn):
+        if not (_FLOAT.search(mn) or mn in SIGN_BIT_OPS):
             raise NotModelled(mn, "neg/abs on an operand of an integer instruction")
         neg, ab, op = op.neg, op.abs, op.base
     if isinstance(op, Imm):

@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from gfxhound.amdgcn.machine import _FLOAT, _check_modifiers, _hazard, reader, writer
+from gfxhound.amdgcn.machine import _FLOAT, SIGN_BIT_OPS, _check_modifiers, _hazard, reader, writer
 from gfxhound.amdgcn.machine_modifiers import (dpp_source, dpp_write_lanes, omod, op_sel_source, packed_source,
                                                sdwa_destination, sdwa_source)
 from gfxhound.amdgcn.asm_modifiers import DPP, SDWA
@@ -113,7 +113,8 @@ def valu(ins, op):
         key = "VCC" if name == "VCC_IN" else name
         width = op.widths[key]
         if name == "VCC_IN" or (name in op.inputs and name != "VCC") or (name == "VCC" and "VCC" not in op.outputs):
-            reads.append((key, _source(ins, op, key, o, width, mn, is_float, packed) if key.startswith("S")
+            reads.append((key, _source(ins, op, key, o, width, mn, is_float or mn in SIGN_BIT_OPS, packed)
+                          if key.startswith("S")
                           else reader(o, width, mn, _hazard(ins.index))))
         if name in op.outputs:
             writes[name] = writer(o, width, mn)

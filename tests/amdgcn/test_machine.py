@@ -243,3 +243,15 @@ def test_a_constant_on_a_packed_operand_is_one_element_in_the_low_half(mcpu):
     assert r.outputs["o"].tolist() == (x + np.float32(1.0)).tolist()
     assert r.outputs["oh"].tolist() == (h + np.float16(1.0)).tolist()
     assert r.outputs["om"].tolist() == (x * np.float32(0.1)).tolist()
+
+
+@TARGETS
+@LEVELS
+def test_neg_and_abs_on_an_untyped_select_flip_and_clear_the_sign_bit(mcpu, opt):
+    """Decision 39: `v_cndmask_b32_e64 v1, |v2|, -v1, vcc` (llc's select of fneg x and fabs y): the modifiers act
+    on bit 31 of the selected 32-bit value. r = x < y ? -x : |y|, NaN, infinities and signed zeros included."""
+    x = np.array([1.5, -2.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 3.0] * 8, np.float32)
+    y = np.array([2.0, -3.0, -0.0, 1.0, -np.inf, 0.5, 1.0, -np.nan] * 8, np.float32)
+    r = launch(asm("cndmask_negabs", mcpu, opt), None, {"a": x, "b": y, "o": np.zeros(64, np.float32)})
+    want = np.where(x < y, -x, np.abs(y)).astype(np.float32)
+    assert r.outputs["o"].view(np.uint32).tolist() == want.view(np.uint32).tolist()
