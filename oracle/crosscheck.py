@@ -118,14 +118,18 @@ def run_machine(label: str, assembly, name: str, launch: Launch, schedule: str =
     from gfxhound.amdgcn.run import NotModelled, launch as run_launch
     run = Run(label)
     threads = launch.block[0] * launch.block[1] * launch.block[2]
-    orders = [schedule] + ([OTHER_ORDER[schedule]] if threads > 64 else [])
+    # a second wave order where waves can race; and a kernel that preloads kernargs runs from both entries (firmware
+    # that preloads starts 256 bytes in, other firmware at the compatibility prologue): they must agree
+    preloads = re.search(r"\.amdhsa_user_sgpr_kernarg_preload_length\s+[1-9]", getattr(assembly, "text", "") or "")
+    orders = [(schedule, False)] + ([(OTHER_ORDER[schedule], False)] if threads > 64 else []) + \
+        ([(schedule, True)] if preloads else [])
     try:
         seen = []
-        for order in orders:
+        for order, preload in orders:
             try:
                 result = run_launch(assembly, None, [a.copy() if isinstance(a, np.ndarray) else a
                                                      for a in launch.args],
-                                    launch.grid, launch.block, kernel=name, schedule=order)
+                                    launch.grid, launch.block, kernel=name, schedule=order, preload_entry=preload)
             except (ValueError, TypeError) as exc:  # the launch does not fit the kernel (launch() checks it)
                 raise LaunchError(f"{label}: {exc}") from None
             except (NotModelled, MachineFault):
@@ -143,12 +147,14 @@ def run_machine(label: str, assembly, name: str, launch: Launch, schedule: str =
                     f"{len(result.wait_hazards)} pair(s) run with fewer wait states than the guide requires " \
                     f"(rule {rule}: line {lines[0]} -> line {lines[1]})"
         run.outputs = seen[0]
-        for key, first in seen[0].items():
-            later = seen[-1][key]
-            if not _same(first, later):
-                i = int(np.flatnonzero(~_elementwise_same(first.reshape(-1), later.reshape(-1)))[0])
-                run.fault = (f"a race between waves: {key}[{i}] is {_plain(first.reshape(-1)[i])} in {orders[0]} "
-                             f"wave order, {_plain(later.reshape(-1)[i])} in {orders[-1]}")
+        for (order, preload), other in zip(orders[1:], seen[1:]):
+            key = next((k for k, first in seen[0].items() if not _same(first, other[k])), None)
+            if key is not None:
+                i = int(np.flatnonzero(~_elementwise_same(seen[0][key].reshape(-1), other[key].reshape(-1)))[0])
+                a, b = _plain(seen[0][key].reshape(-1)[i]), _plain(other[key].reshape(-1)[i])
+                run.fault = (f"the preloaded entry and the compatibility prologue disagree: {key}[{i}] is {a} from "
+                             f"the prologue, {b} from the preloaded entry" if preload else
+                             f"a race between waves: {key}[{i}] is {a} in {orders[0][0]} wave order, {b} in {order}")
                 break
     except NotModelled as exc:
         run.unresolved = str(exc)

@@ -354,3 +354,23 @@ def test_reduce_shrinks_a_real_llc_miscompile_and_keeps_it(tmp_path):
     again = subprocess.run([sys.executable, "-m", "gfxhound", *record["command"][1:]],
                            cwd=tmp_path / "r", capture_output=True, text=True, timeout=300)
     assert again.returncode == 1 and "O2 against IR, O0" in again.stdout, again.stdout + again.stderr
+
+
+VADD = "arg0: fp32[1024]; arg1: fp32[1024]; arg2: fp32[1024] out; arg3: 1000; arg4: i8[16]; arg5: i8[16]; grid: 4; " \
+       "block: 256"
+
+
+def test_a_kernel_that_preloads_runs_from_both_entries_and_they_must_agree(tmp_path):
+    """Triton's vadd preloads 12 kernarg dwords: the machine runs it from the compatibility prologue (firmware
+    without preloading) and from the preloaded entry 256 bytes in. Planting `s_mov_b32 s8, 5` in the prologue
+    alone (n = 5 there, 1000 preloaded) makes the two entries disagree: a fault of the machine code."""
+    text = (DATA / "triton_vadd_gfx942.s").read_text()
+    good = emulate(DATA / "triton_vadd_gfx942.s", "--launch", VADD)
+    assert good.returncode == 0, good.stdout + good.stderr
+    planted = tmp_path / "prologue.s"
+    planted.write_text(text.replace("\ts_waitcnt lgkmcnt(0)\n\ts_branch .LBB0_0",
+                                    "\ts_waitcnt lgkmcnt(0)\n\ts_mov_b32 s8, 5\n\ts_branch .LBB0_0", 1))
+    assert planted.read_text() != text
+    out = emulate(planted, "--launch", VADD, "--asm", DATA / "triton_vadd_gfx942.s")
+    assert "the preloaded entry and the compatibility prologue disagree: arg2[5]" in out.stdout, out.stdout
+    assert out.returncode == 125  # two runs, one a fault: a tie, never a verdict for either
