@@ -1,7 +1,7 @@
 ; Decision 39: llc selects fneg/fabs of the chosen float into the input modifiers of an untyped select:
 ; `v_cndmask_b32_e64 v1, |v2|, -v1, vcc`. r = x < y ? -x : |y|.
 target triple = "amdgcn-amd-amdhsa"
-define amdgpu_kernel void @cnd(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %o) {
+define amdgpu_kernel void @cndmask_negabs(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %o) {
   %t = call i32 @llvm.amdgcn.workitem.id.x()
   %t64 = zext i32 %t to i64
   %pa = getelementptr float, ptr addrspace(1) %a, i64 %t64
