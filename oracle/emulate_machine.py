@@ -41,13 +41,6 @@ def applies(arch: str) -> bool:
     return arch.split(":")[0] in MACHINE_TARGETS
 
 
-def _storage(tensor):
-    """(the tensor's whole storage as a numpy byte view, the tensor's byte offset into it)."""
-    import torch
-    root = tensor._base if tensor._base is not None else tensor
-    return root.view(-1).view(torch.uint8).numpy(), tensor.data_ptr() - root.data_ptr()
-
-
 class MachineKernel:
     """Stands in for the IR executor's launch object (oracle/emulate/launch.py EmulatedKernel) with the same
     launch protocol (``kernel[grid](*values)``, oracle/execute.py): the launch's tensors are mapped into the
@@ -57,7 +50,7 @@ class MachineKernel:
 
     def __init__(self, emulated, compiled, arch):
         self.emulated, self.compiled, self.arch = emulated, compiled, arch.split(":")[0]
-        self.report = {"hazards": "", "s": 0.0}
+        self.report = {"hazards": ""}
         self.last_run_s, self.prepare_s = 0.0, 0.0
         self._decoded = None
 
@@ -82,14 +75,14 @@ class MachineKernel:
         import torch
 
         from gfxhound.amdgcn.run import launch
-        from gfxhound.oracle.emulate.launch import scalar_argument
+        from gfxhound.oracle.emulate.launch import scalar_argument, tensor_storage
         started = time.perf_counter()
         grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
         kept = [values[i] for i in self.emulated.keep]
         args, mapped = [], []
         for value, (ty, _name) in zip(kept, self.emulated.kernel.params):
             if isinstance(value, torch.Tensor):
-                raw, offset = _storage(value)
+                raw, offset = tensor_storage(value)
                 copy = raw.copy()
                 args.append((copy, offset))
                 mapped.append((raw, len(args) - 1))

@@ -218,4 +218,4 @@ class Recording:
 def _construct(text: str) -> str:
     """What stopped the machine-code run, without the operands: the mnemonic and the construct it named."""
     import re
-    return re.sub(r"0x[0-9a-f]+|\b\d+\b", "N", text.split("\n")[0])[:160] or "?"
+    return re.sub(r"0x[0-9a-f]+|\b\d+\b|(?<=_)\d+\b", "N", text.split("\n")[0])[:160] or "?"

@@ -17,8 +17,9 @@ from .memory import GlobalMemory
 from .values import dtype_of
 
 
-def _storage(tensor):
-    """The tensor's whole storage as a writable numpy byte array, and the tensor's byte offset into it."""
+def tensor_storage(tensor):
+    """The tensor's whole storage as a writable numpy byte array, and the tensor's byte offset into it (the
+    machine-code judge, oracle/emulate_machine.py, maps the same bytes)."""
     root = tensor._base if tensor._base is not None else tensor
     raw = root.view(-1).view(__import__("torch").uint8).numpy() if root.is_contiguous() else None
     if raw is None:
@@ -63,12 +64,12 @@ class EmulatedKernel:
         params = self.kernel.params
         for (ty, pname), value in zip(params, values):
             if isinstance(value, torch.Tensor):
-                raw, offset = _storage(value)
+                raw, offset = tensor_storage(value)
                 address = heap.map(raw.copy())
                 mapped.append((raw, address))
                 args[pname] = np.array(address + offset, np.uint64)
             else:
-                args[pname] = _scalar(ty, value)
+                args[pname] = scalar_argument(ty, value)
         extra = params[len(values):]
         programs = grid[0] * grid[1] * grid[2]
         for (ty, pname), size in zip(extra, (self.scratch, self.profile_scratch)):
@@ -97,10 +98,6 @@ def _implicit_args_block(grid, workgroup_size):
 
 def scalar_argument(ty, value):
     """A launch scalar as a 0-d numpy value of the IR parameter type `ty` (the bytes a kernarg holds)."""
-    return _scalar(ty, value)
-
-
-def _scalar(ty, value):
     dt = dtype_of(ty)
     if ty[0] == "f":
         if ty[1] == "bfloat":
