@@ -62,7 +62,7 @@ def run_ir(text: str, name: str, arch: str, launch: Launch, schedule: str = "for
     from gfxhound.oracle.emulate import core, ir
     from gfxhound.oracle.emulate.errors import NotModelled
     from gfxhound.oracle.emulate.intrinsics import DeviceAssertion
-    from gfxhound.oracle.emulate.launch import _implicit_args_block, _scalar
+    from gfxhound.oracle.emulate.launch import _implicit_args_block, scalar_argument
     from gfxhound.oracle.emulate.memory import EmulatedFault, EmulatedRace, GlobalMemory
     run = Run(IR_LABEL)
     threads = launch.block[0] * launch.block[1] * launch.block[2]
@@ -90,7 +90,7 @@ def run_ir(text: str, name: str, arch: str, launch: Launch, schedule: str = "for
                 mapped.append((key, raw, heap.map(raw), value))
                 args[pname] = np.array(mapped[-1][2], np.uint64)
             else:
-                args[pname] = _scalar(ty, value)
+                args[pname] = scalar_argument(ty, value)
         args["__implicitarg"] = np.array(heap.map(_implicit_args_block(launch.grid, threads)), np.uint64)
         heap.seal()
         core.run_grid(kernel, args, launch.grid, threads // 64, lds, heap, schedule=schedule)
