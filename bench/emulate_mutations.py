@@ -2,7 +2,7 @@
 
 For each kernel of the default generator stream (gfx942): compile once; run the executor on the unedited IR (the
 kernel counts only if that passes: a kernel that is already wrong or unresolved validates nothing); then, for each
-planted bug of oracle/emulate/mutations.py that applies to the IR (its construct is there), run the edited IR and
+planted bug of executors/llvm_ir/mutations.py that applies to the IR (its construct is there), run the edited IR and
 judge it with the campaign's oracle. A mutation is observable when it changes an element the oracle determines (or
 faults or races). Two kinds of kernel are counted apart: one where it changes no output bit (a swapped MFMA feeding
 a transpose-invariant sum, a barrier a single wave never needed), which no oracle can catch, and one where it changes
@@ -38,10 +38,10 @@ def _one_kernel(spec_json, caps_json, arch, work):
     from gfxhound import compat
     from gfxhound.fuzz.capabilities import Capabilities
     from gfxhound.oracle.compile_task import _Fd2Redirect, load_kernel
-    from gfxhound.oracle.emulate.errors import NotModelled
-    from gfxhound.oracle.emulate.intrinsics import DeviceAssertion
-    from gfxhound.oracle.emulate.memory import EmulatedFault, EmulatedRace
-    from gfxhound.oracle.emulate.mutations import MUTATIONS
+    from gfxhound.executors.llvm_ir.errors import NotModelled
+    from gfxhound.executors.llvm_ir.intrinsics import DeviceAssertion
+    from gfxhound.executors.llvm_ir.memory import EmulatedFault, EmulatedRace
+    from gfxhound.executors.llvm_ir.mutations import MUTATIONS
     from gfxhound.oracle.emulate_task import emulated_kernel
     from gfxhound.oracle.evaluate import UndefinedBehaviour
     from gfxhound.oracle.compare import compare
@@ -151,7 +151,7 @@ def main():
     print(f"{len(results)} kernels; unedited run: " + ", ".join(f"{b} {bases.count(b)}" for b in sorted(set(bases))
                                                                   if not b.startswith("unresolved")) +
           f", unresolved {sum(b.startswith('unresolved') for b in bases)}")
-    from gfxhound.oracle.emulate.mutations import MUTATIONS
+    from gfxhound.executors.llvm_ir.mutations import MUTATIONS
     print(f"{'mutation':15} {'applies':>8} {'no change':>9} {'undet.':>7} {'observable':>11} {'flagged':>8} "
           f"{'missed':>7} {'other':>6} {'rate':>7}")
     for name in MUTATIONS:

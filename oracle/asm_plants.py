@@ -33,9 +33,9 @@ import inspect
 import re
 from dataclasses import dataclass
 
-from gfxhound.amdgcn.asm import Instruction, parse_program
-from gfxhound.amdgcn.asm_modifiers import Modifier
-from gfxhound.amdgcn.asm_operands import Imm, Reg, Special, Src, Waitcnt
+from gfxhound.executors.amdgcn.asm import Instruction, parse_program
+from gfxhound.executors.amdgcn.asm_modifiers import Modifier
+from gfxhound.executors.amdgcn.asm_operands import Imm, Reg, Special, Src, Waitcnt
 
 __all__ = ["PLANTS", "Plant", "Site", "apply", "sites"]
 
@@ -71,7 +71,7 @@ def _with(ins: Instruction, **changes) -> Instruction:
 
 
 def _op(mnemonic: str):
-    from gfxhound.amdgcn.pcode import NotModelled, compile_op
+    from gfxhound.executors.amdgcn.pcode import NotModelled, compile_op
     try:
         return compile_op(mnemonic)
     except NotModelled:
@@ -319,7 +319,7 @@ def sites(text: str, plant: str, mcpu: str = "gfx942", function: str | None = No
 def apply(text: str, site: Site) -> str:
     """`text` with the site's line replaced (its indentation kept); a removed statement leaves a comment, so
     that every other line keeps its number. Raises ValueError if the line does not hold the site's statement."""
-    from gfxhound.amdgcn.asm import parse_statement, strip_comment
+    from gfxhound.executors.amdgcn.asm import parse_statement, strip_comment
     lines = text.split("\n")
     old = lines[site.line - 1]
     stated = strip_comment(old).strip()

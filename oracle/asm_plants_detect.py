@@ -12,7 +12,7 @@ the unplanted run of that level does not have. A planted run that meets somethin
 vote is between the -O levels and the planted run alone (``judges`` says so); where the unplanted runs do not
 agree among themselves, every site of that kernel is unresolved. A ``.s`` given instead of a ``.ll`` has no IR and
 no other level: the planted run is compared with the unplanted run of the same text (a weaker judge, said so).
-drop-hazard-nop sites are judged by the machine's wait-state rows (gfxhound/amdgcn/machine_hazards.py): observable when
+drop-hazard-nop sites are judged by the machine's wait-state rows (executors/amdgcn/machine_hazards.py): observable when
 the original run, replayed without the nop, breaks a checked row; flagged when the planted run reports one (the run could
 only repeat the original's outputs).
 
@@ -61,7 +61,7 @@ class SiteRecord:
 
 
 def _planted_run(label, text, mcpu, kernel, launch, schedule):
-    from gfxhound.amdgcn.codegen import Assembly
+    from gfxhound.executors.amdgcn.codegen import Assembly
     from gfxhound.oracle.crosscheck import run_machine
     return run_machine(label, Assembly(text, mcpu, "s", path=label), kernel, launch, schedule)
 
@@ -92,7 +92,7 @@ def detection(source, launch_text: str, mcpu: str = "gfx942", plant: str = "drop
         log = fx = None
         base_run = next(r for r in base_runs if r.label == label)
         if not blocked and not base_run.unresolved:
-            from gfxhound.amdgcn.asm import parse_program
+            from gfxhound.executors.amdgcn.asm import parse_program
             fn = parse_program(text).function(kernel)
             fx = [effects(i) for i in fn.instructions]
             probes = {site.index: [planted_instruction(site), None] for site in found if site.seed == "defs"}
@@ -104,8 +104,8 @@ def detection(source, launch_text: str, mcpu: str = "gfx942", plant: str = "drop
                 rec.unresolved = blocked or f"{label}: {base_run.unresolved}"
                 rec.why = "the unplanted runs cannot judge"
                 continue
-            if site.seed == "hazard":   # the machine's wait-state rows decide (gfxhound/amdgcn/machine_hazards.py)
-                from gfxhound.amdgcn.machine_kernel import Kernel
+            if site.seed == "hazard":   # the machine's wait-state rows decide (executors/amdgcn/machine_hazards.py)
+                from gfxhound.executors.amdgcn.machine_kernel import Kernel
                 rec.observable, rec.why = hazard_observable(log, Kernel(fn).infos, site.index)
             else:
                 rec.observable, rec.why = observe(log, fx, site.index, site.seed)
@@ -194,10 +194,10 @@ def _same_outputs(run, other) -> bool:
 
 def _from_s(path, launch_text, mcpu, kernel, seed, block, schedule):
     """A .s alone: its own unplanted run is the one judge."""
-    from gfxhound.amdgcn.abi import kernel_abis
+    from gfxhound.executors.amdgcn.abi import kernel_abis
     from gfxhound.oracle.crosscheck import LaunchError, run_machine
     from gfxhound.oracle.crosscheck_launch import make_launch
-    from gfxhound.amdgcn.codegen import from_s
+    from gfxhound.executors.amdgcn.codegen import from_s
     asm = from_s(path, mcpu)
     abis = kernel_abis(asm.text)
     if kernel is None:

@@ -3,7 +3,7 @@ chain reaches an output.
 
 Why its own module: observability must not be read off the planted run's outcome (then every observable site
 would be flagged by definition); it is a property of the ORIGINAL kernel's executed path. So the original runs
-once on the machine with every step wrapped from outside (``Kernel.steps[i]``; nothing in gfxhound/amdgcn is
+once on the machine with every step wrapped from outside (``Kernel.steps[i]``; nothing in executors/amdgcn is
 changed) to record, in execution order, (wave, workgroup, instruction index, EXEC before, EXEC after); then a
 forward taint analysis over that trace decides each site:
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gfxhound.amdgcn.asm_operands import Imm, Reg, Special, Src, Waitcnt
+from gfxhound.executors.amdgcn.asm_operands import Imm, Reg, Special, Src, Waitcnt
 
 M64 = (1 << 64) - 1
 _SPECIAL_UNIT = {"vcc": "vcc", "vcc_lo": "vcc", "vcc_hi": "vcc", "exec": "exec", "exec_lo": "exec",
@@ -152,10 +152,10 @@ def trace(assembly_text: str, kernel: str, launch, probes: dict | None = None) -
     (or at all, for a scalar op), the planted instruction also runs, on a copy of the wave, and the second item
     becomes whether any register the original writes differs (True once any execution differs), or the reason it
     cannot run (a str: NotModelled)."""
-    from gfxhound.amdgcn.abi import kernel_abi
-    from gfxhound.amdgcn.asm import parse_program
-    from gfxhound.amdgcn.machine_kernel import Kernel
-    from gfxhound.amdgcn.run import launch as run_launch
+    from gfxhound.executors.amdgcn.abi import kernel_abi
+    from gfxhound.executors.amdgcn.asm import parse_program
+    from gfxhound.executors.amdgcn.machine_kernel import Kernel
+    from gfxhound.executors.amdgcn.run import launch as run_launch
     program = parse_program(assembly_text)
     abi = kernel_abi(assembly_text, kernel, program)
     k = Kernel(program.function(abi.name))
@@ -179,8 +179,8 @@ def trace(assembly_text: str, kernel: str, launch, probes: dict | None = None) -
 
 
 def _probe_steps(function, probes: dict) -> dict:
-    from gfxhound.amdgcn.machine_decode import decode
-    from gfxhound.amdgcn.pcode import NotModelled
+    from gfxhound.executors.amdgcn.machine_decode import decode
+    from gfxhound.executors.amdgcn.pcode import NotModelled
     out = {}
     for index, slot in probes.items():
         try:
@@ -240,10 +240,10 @@ def _vector(u) -> bool:
 
 def hazard_observable(log: list, infos: list, index: int) -> tuple:
     """(observable, reason) of dropping the s_nop at `index`: replay each wave's executed instructions of the
-    ORIGINAL run through the machine's wait-state rows (gfxhound/amdgcn/machine_hazards.py) with that nop
+    ORIGINAL run through the machine's wait-state rows (executors/amdgcn/machine_hazards.py) with that nop
     removed; it is observable when a checked row then has too few wait states. A nop no checked row needs may
     still guard a row of the guide's table the machine does not check: the reason says so."""
-    from gfxhound.amdgcn.machine_hazards import WaitStates
+    from gfxhound.executors.amdgcn.machine_hazards import WaitStates
     waves, executed = {}, False
     for w, g, pc, eb, ea in log:
         if pc == index:

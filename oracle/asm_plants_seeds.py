@@ -80,5 +80,5 @@ def planted_instruction(site):
     """The site's planted statement as an Instruction at the site's index (what the probes run)."""
     import dataclasses
 
-    from gfxhound.amdgcn.asm import parse_statement
+    from gfxhound.executors.amdgcn.asm import parse_statement
     return dataclasses.replace(parse_statement(site.after, site.line, site.index), index=site.index)

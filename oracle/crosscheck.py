@@ -1,6 +1,6 @@
 """Two executors that share no semantics judge each other: an LLVM IR module run on the IR executor
-(oracle/emulate: LLVM IR's own semantics) and the machine code llc makes of it at each -O level, run on the
-machine-code executor (gfxhound/amdgcn: the ISA's pseudocode). ``gfxhound emulate`` (cli/emulate.py) is its
+(executors/llvm_ir: LLVM IR's own semantics) and the machine code llc makes of it at each -O level, run on the
+machine-code executor (executors/amdgcn: the ISA's pseudocode). ``gfxhound emulate`` (cli/emulate.py) is its
 command line.
 
 ``compare(ll, mcpu, opts, launch)`` runs the module once on the IR executor and each level's assembly (plus
@@ -59,11 +59,11 @@ def _lds_adapted(text: str):
 
 def run_ir(text: str, name: str, arch: str, launch: Launch, schedule: str = "forward") -> Run:
     """The module on the IR executor: waves of 64, one-dimensional workgroups (its workitem ids y and z are 0)."""
-    from gfxhound.oracle.emulate import core, ir
-    from gfxhound.oracle.emulate.errors import NotModelled
-    from gfxhound.oracle.emulate.intrinsics import DeviceAssertion
-    from gfxhound.oracle.emulate.launch import _implicit_args_block, scalar_argument
-    from gfxhound.oracle.emulate.memory import EmulatedFault, EmulatedRace, GlobalMemory
+    from gfxhound.executors.llvm_ir import core, ir
+    from gfxhound.executors.llvm_ir.errors import NotModelled
+    from gfxhound.executors.llvm_ir.intrinsics import DeviceAssertion
+    from gfxhound.executors.llvm_ir.launch import implicit_args_block, scalar_argument
+    from gfxhound.executors.llvm_ir.memory import EmulatedFault, EmulatedRace, GlobalMemory
     run = Run(IR_LABEL)
     threads = launch.block[0] * launch.block[1] * launch.block[2]
     if launch.block[1] != 1 or launch.block[2] != 1:
@@ -91,7 +91,7 @@ def run_ir(text: str, name: str, arch: str, launch: Launch, schedule: str = "for
                 args[pname] = np.array(mapped[-1][2], np.uint64)
             else:
                 args[pname] = scalar_argument(ty, value)
-        args["__implicitarg"] = np.array(heap.map(_implicit_args_block(launch.grid, threads)), np.uint64)
+        args["__implicitarg"] = np.array(heap.map(implicit_args_block(launch.grid, threads)), np.uint64)
         heap.seal()
         core.run_grid(kernel, args, launch.grid, threads // 64, lds, heap, schedule=schedule)
         for key, raw, address, value in mapped:
@@ -114,8 +114,8 @@ def run_machine(label: str, assembly, name: str, launch: Launch, schedule: str =
     """The assembly on the machine-code executor. A workgroup of several waves runs twice, in `schedule`'s wave
     order and in another: outputs that change with the order are a race in the machine code (a barrier or a wait
     lost), an outcome of its own (``fault``) that disagrees with every race-free run."""
-    from gfxhound.amdgcn.machine import MachineFault, StepLimit
-    from gfxhound.amdgcn.run import NotModelled, launch as run_launch
+    from gfxhound.executors.amdgcn.machine import MachineFault, StepLimit
+    from gfxhound.executors.amdgcn.run import NotModelled, launch as run_launch
     run = Run(label)
     threads = launch.block[0] * launch.block[1] * launch.block[2]
     # a second wave order where waves can race; and a kernel that preloads kernargs runs from both entries (firmware
@@ -167,8 +167,8 @@ def run_machine(label: str, assembly, name: str, launch: Launch, schedule: str =
 
 def _instructions(assembly, name, *indices):
     """The Instruction records at `indices` of kernel `name` (an image index past the kernel: a callee's)."""
-    from gfxhound.amdgcn.asm import parse_program
-    from gfxhound.amdgcn.machine_calls import link
+    from gfxhound.executors.amdgcn.asm import parse_program
+    from gfxhound.executors.amdgcn.machine_calls import link
     program = parse_program(getattr(assembly, "text", assembly))
     image, _ = link(program.function(name), program)
     return [image[i] for i in indices]
@@ -341,7 +341,7 @@ def compare(ll, mcpu: str, opts, launch_text: str, llc: str | None = None, kerne
     fix."""
     from pathlib import Path
 
-    from gfxhound.amdgcn.codegen import from_ll, from_ll_triton
+    from gfxhound.executors.amdgcn.codegen import from_ll, from_ll_triton
     text = Path(ll).read_text(errors="replace")
     names = kernel_names(text)
     if kernel is None:

@@ -46,7 +46,7 @@ def kernel_names(text: str) -> list:
 def ir_params(text: str, name: str) -> list:
     """The kernel's parameters as (type, name): the IR executor's reader's, or, where it cannot read the module
     (the IR run then says why), read off the define line (pointers, integers, floats; anything else as is)."""
-    from gfxhound.oracle.emulate import ir
+    from gfxhound.executors.llvm_ir import ir
     try:
         fn = ir.parse(text).functions.get(name)
     except Exception:  # noqa: BLE001 - the IR run reports the reader's failure as unresolved
@@ -79,7 +79,7 @@ def ir_params(text: str, name: str) -> list:
 
 # --- the kernel's parameters, from machine code's kernel metadata ---------------------------------------------
 # With no LLVM IR (a .s or a code object given as it is) there is no parameter list to read the spec against:
-# the visible arguments of the kernel metadata (``.amdgpu_metadata`` ``.args``, read by gfxhound/amdgcn/abi.py) in
+# the visible arguments of the kernel metadata (``.amdgpu_metadata`` ``.args``, read by executors/amdgcn/abi.py) in
 # order, a pointer where the machine treats one as a pointer (``global_buffer`` or address space global), else a
 # by-value integer of the argument's size (``.type_name`` is not written for every language; the kernarg bytes
 # are the same). An unnamed argument (Triton's metadata leaves names empty) is ``arg<position>``.
@@ -90,8 +90,8 @@ ADDRESS_SPACES = {"generic": 0, "global": 1, "region": 2, "local": 3, "constant"
 def metadata_params(assembly, kernel: str | None = None, label: str = "") -> tuple:
     """(kernel, [(type, name), ...]) of `kernel` (the only kernel when None) in the shape ir_params gives, from
     the assembly's kernel metadata. A LaunchError (one line) when the text has no such kernel or no metadata."""
-    from gfxhound.amdgcn.abi import AbiError, kernel_abis
-    from gfxhound.amdgcn.asm import AsmError
+    from gfxhound.executors.amdgcn.abi import AbiError, kernel_abis
+    from gfxhound.executors.amdgcn.asm import AsmError
     where = label or assembly.path or "the assembly"
     try:
         abis = kernel_abis(assembly.text)

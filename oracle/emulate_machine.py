@@ -1,5 +1,5 @@
 """The third judge of `--backend emulate`: Triton's own AMDGCN code for the kernel, run on the machine-code executor
-(gfxhound/amdgcn/) on the inputs the IR executor ran, and judged against torch by the same comparison.
+(executors/amdgcn/) on the inputs the IR executor ran, and judged against torch by the same comparison.
 
 Why three: torch judges the IR executor's outputs, which says whether Triton (lowering or earlier) is right; it
 says nothing of what LLVM's AMDGPU backend made of that IR. With the machine code beside it the layer is named:
@@ -42,7 +42,7 @@ def applies(arch: str) -> bool:
 
 
 class MachineKernel:
-    """Stands in for the IR executor's launch object (oracle/emulate/launch.py EmulatedKernel) with the same
+    """Stands in for the IR executor's launch object (executors/llvm_ir/launch.py EmulatedKernel) with the same
     launch protocol (``kernel[grid](*values)``, oracle/execute.py): the launch's tensors are mapped into the
     machine's own memory (each tensor's whole storage, guard regions included), the machine code runs, and the
     bytes are written back into the tensors, so the campaign's buffers, canaries and comparison with torch judge
@@ -59,9 +59,9 @@ class MachineKernel:
 
     def _decode(self):
         if self._decoded is None:
-            from gfxhound.amdgcn.abi import kernel_abi
-            from gfxhound.amdgcn.asm import parse_program
-            from gfxhound.amdgcn.machine_kernel import Kernel
+            from gfxhound.executors.amdgcn.abi import kernel_abi
+            from gfxhound.executors.amdgcn.asm import parse_program
+            from gfxhound.executors.amdgcn.machine_kernel import Kernel
             started = time.perf_counter()
             text = self.compiled.asm["amdgcn"]
             program = parse_program(text)
@@ -74,8 +74,8 @@ class MachineKernel:
         """Raises the machine's NotModelled / StepLimit (cannot judge) and MachineFault (the code faults)."""
         import torch
 
-        from gfxhound.amdgcn.run import launch
-        from gfxhound.oracle.emulate.launch import scalar_argument, tensor_storage
+        from gfxhound.executors.amdgcn.run import launch
+        from gfxhound.executors.llvm_ir.launch import scalar_argument, tensor_storage
         started = time.perf_counter()
         grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
         kept = [values[i] for i in self.emulated.keep]
@@ -136,9 +136,9 @@ def judge_machine(run, emulated, compiled, arch, cap: float = TIME_CAP_S) -> dic
     ``checks``) with the machine code in place of the IR executor: {"status": agree | disagree | hazard |
     unresolved, "text", "s"}. ``agree``: the machine code's outputs pass the torch comparison; ``disagree``: they
     do not (or the code faults where the IR ran), with the comparison's message."""
-    from gfxhound.amdgcn.machine import MachineFault, StepLimit
-    from gfxhound.amdgcn.run import NotModelled
-    from gfxhound.oracle.emulate.errors import NotModelled as LaunchNotModelled
+    from gfxhound.executors.amdgcn.machine import MachineFault, StepLimit
+    from gfxhound.executors.amdgcn.run import NotModelled
+    from gfxhound.executors.llvm_ir.errors import NotModelled as LaunchNotModelled
     machine = MachineKernel(emulated, compiled, arch)
     started = time.perf_counter()
     try:

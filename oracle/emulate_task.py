@@ -1,5 +1,5 @@
 """What a worker of an `--backend emulate` campaign runs: the reference, the compile for the AMD target, the CPU
-executor over the compiled kernel's LLVM IR (oracle/emulate/), the comparison.
+executor over the compiled kernel's LLVM IR (executors/llvm_ir/), the comparison.
 
 The compile is the compile backend's: a crash here is an ICE as ever. The run is the device backend's `_execute`
 with the executor standing in for the GPU, so buffers, canaries, inputs and the comparison are the same code. What
@@ -16,9 +16,9 @@ from pathlib import Path
 from gfxhound import compat
 
 from .compile_task import _Fd2Redirect, load_kernel
-from .emulate.errors import NotModelled
-from .emulate.intrinsics import DeviceAssertion
-from .emulate.memory import EmulatedFault, EmulatedRace
+from gfxhound.executors.llvm_ir.errors import NotModelled
+from gfxhound.executors.llvm_ir.intrinsics import DeviceAssertion
+from gfxhound.executors.llvm_ir.memory import EmulatedFault, EmulatedRace
 from .emulate_machine import applies, judge_machine
 from .evaluate import UndefinedBehaviour
 from .run_task import _execute, _setup, reference
@@ -30,7 +30,7 @@ def emulated_kernel(rendered, arch, compiled, every_argument=False):
     """The executor's launch object for a compiled kernel, given the rendered launch's arguments. The launch passes
     its non-constexpr arguments positionally (generated kernels), or `every_argument` in order (a kernel file's
     launch: oracle/user_task.py)."""
-    from .emulate.launch import EmulatedKernel
+    from gfxhound.executors.llvm_ir.launch import EmulatedKernel
     with compat.environment(rendered.env):
         signature, _constexprs, _attrs = compat.specialise(rendered.args)
     passed = rendered.args if every_argument else [a for a in rendered.args if a["kind"] != "constexpr"]
@@ -83,9 +83,9 @@ def _compile_and_run(task, spec, rendered, kernel, expected, run=None, every_arg
             os.write(2, traceback.format_exc().encode(errors="replace"))
             return {"status": "exception", "phase": "compile", "duration": time.perf_counter() - start}
         compile_s = time.perf_counter() - start
-        mutation = task.get("mutation")  # a planted lowering bug (oracle/emulate/mutations.py): edit the IR
+        mutation = task.get("mutation")  # a planted lowering bug (executors/llvm_ir/mutations.py): edit the IR
         if mutation:
-            from .emulate.mutations import MUTATIONS
+            from gfxhound.executors.llvm_ir.mutations import MUTATIONS
             text = compiled.asm["llir"]
             if not MUTATIONS[mutation].applies(text):
                 return {"status": STATUS_UNMODELLED, "text": f"mutation {mutation} does not apply",

@@ -52,7 +52,7 @@ def kernel_seed(seed: int, index: int) -> int:
 
 def judge_one(task: dict) -> dict:
     """In a worker: draw the kernel, write it, compare on one target. Plain data back: exit, reasons, timings."""
-    from gfxhound.amdgcn.codegen import CodegenError
+    from gfxhound.executors.amdgcn.codegen import CodegenError
     from gfxhound.fuzz.ir_kernels import kernel
     from gfxhound.oracle.crosscheck import LaunchError, compare
     k = kernel(task["kernel_seed"])
@@ -97,7 +97,7 @@ def _worker_init():
     # the executors wrap integers on purpose (numpy says so on scalars); the campaign's output is its summary
     warnings.filterwarnings("ignore", category=RuntimeWarning, message="overflow encountered")
     os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
-    import gfxhound.amdgcn.run  # noqa: F401 - warm before the first kernel's clock
+    import gfxhound.executors.amdgcn.run  # noqa: F401 - warm before the first kernel's clock
     import gfxhound.oracle.crosscheck  # noqa: F401
 
 

@@ -158,7 +158,7 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
                          signature=signature, **base)
     if status == "ub":
         return Execution(verdict="unresolved", reason=f"generator emitted undefined behaviour: {text}", **base)
-    if status == "unmodelled":  # the CPU executor (oracle/emulate/) meets what it does not model
+    if status == "unmodelled":  # the CPU executor (executors/llvm_ir/) meets what it does not model
         return Execution(verdict="unresolved", reason=f"emulation cannot judge: {text[:300]}", **base)
     if status == "harness":
         lines = text.strip().splitlines() or ["harness error"]

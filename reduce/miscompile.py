@@ -40,7 +40,7 @@ class ExecutionTest:
         from gfxhound.fuzz.render import launch_options
         from gfxhound.oracle.run_task import run_interpret
         fn = run_interpret if self.backend == "interpret" else run_device_once
-        if self.backend == "emulate":  # compile for the AMD target, run on the CPU executor (oracle/emulate/)
+        if self.backend == "emulate":  # compile for the AMD target, run on the CPU executor (executors/llvm_ir/)
             from gfxhound.oracle.emulate_task import run_emulate as fn
         extra = {"plant": self.plant} if self.plant else {}
         if self.backend == "device":

@@ -115,7 +115,7 @@ def run_plants(args) -> int:
 
 def _case(path, spec, kw) -> list | str:
     """Every plant's records of one kernel, or the one-line message of what the user must fix."""
-    from gfxhound.amdgcn.codegen import CodegenError
+    from gfxhound.executors.amdgcn.codegen import CodegenError
     from gfxhound.oracle import asm_plants_detect
     from gfxhound.oracle.crosscheck import LaunchError
     records = []

@@ -4,7 +4,7 @@ outputs with their bounds, in one script that needs only triton and torch.
 It launches in a child process (a GPU fault or a signal never escapes), on the GPU when there is one and under
 the interpreter otherwise (`--interpret` forces it), and exits 0 when every determined element is within its
 bound, 1 when the kernel is still wrong, 125 when it cannot test (no triton or torch, the kernel does not compile
-or launch here). A finding of the emulate backend embeds gfxhound's executor (oracle/emulate/, as a package) and
+or launch here). A finding of the emulate backend embeds gfxhound's executor (executors/llvm_ir/, as a package) and
 runs the kernel compiled for its AMD target on it, unless the machine has an AMD GPU (`--emulate`, `--gpu` choose).
 """
 from __future__ import annotations
@@ -294,7 +294,7 @@ def _emulation(execution: dict) -> dict:
 
     from gfxhound.embedded import SOURCES
 
-    from ..emulate import package_sources
+    from gfxhound.executors.llvm_ir import package_sources
     blob = base64.b64encode(zlib.compress(json.dumps(package_sources()).encode(), 9)).decode()
     usage = ("\n       python repro.py --emulate     run gfxhound's CPU executor on the AMD LLVM IR (the default "
              "without an AMD GPU)\n       python repro.py --gpu         launch on this machine's GPU")

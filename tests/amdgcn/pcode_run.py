@@ -2,13 +2,13 @@
 
 Registers are raw bits, as the machine will pass them; a list is lanes 0..n-1 of a per-lane register. Expected
 values in the tests are written by hand or with plain Python integers and ``struct`` -- never with gfxhound's
-LLVM IR executor (oracle/emulate), which this executor exists to cross-check.
+LLVM IR executor (executors/llvm_ir), which this executor exists to cross-check.
 """
 import struct
 
 import numpy as np
 
-from gfxhound.amdgcn.pcode import compile_op
+from gfxhound.executors.amdgcn.pcode import compile_op
 
 
 def lanes(*values) -> np.ndarray:

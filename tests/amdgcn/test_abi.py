@@ -1,14 +1,14 @@
-"""gfxhound.amdgcn.abi: the start state of llc-22's real kernels, checked against the code llc wrote for them
+"""gfxhound.executors.amdgcn.abi: the start state of llc-22's real kernels, checked against the code llc wrote for them
 (the register the code loads kernargs through is the one the ABI names, the prologue loads exactly the SGPRs
 the preload fills, the registers the code uses fit the counts the descriptor gives)."""
 from pathlib import Path
 
 import pytest
 
-from gfxhound.amdgcn import codegen
-from gfxhound.amdgcn.abi import AbiError, KernelABI, SgprSlot, kernel_abi, kernel_abis
-from gfxhound.amdgcn.asm import parse_program
-from gfxhound.amdgcn.asm_operands import Imm, Reg
+from gfxhound.executors.amdgcn import codegen
+from gfxhound.executors.amdgcn.abi import AbiError, KernelABI, SgprSlot, kernel_abi, kernel_abis
+from gfxhound.executors.amdgcn.asm import parse_program
+from gfxhound.executors.amdgcn.asm_operands import Imm, Reg
 
 DATA = Path(__file__).parent / "data"
 BOTH = pytest.mark.parametrize("mcpu", ["gfx942", "gfx950"])

@@ -1,4 +1,4 @@
-"""gfxhound.amdgcn.asm: llc-22's real output decoded into records (every instruction of every fixture kernel at
+"""gfxhound.executors.amdgcn.asm: llc-22's real output decoded into records (every instruction of every fixture kernel at
 -O0 and -O2 for gfx942 and gfx950), known instructions' operands and modifiers, branch targets, and one-line
 errors naming the line for what the decode does not know."""
 import json
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gfxhound.amdgcn import codegen
-from gfxhound.amdgcn.asm import AsmError, Program, parse_program, parse_statement
-from gfxhound.amdgcn.asm_modifiers import Modifier
-from gfxhound.amdgcn.asm_operands import Func, Imm, Label, Reg, Special, Src, Symbol, Waitcnt
+from gfxhound.executors.amdgcn import codegen
+from gfxhound.executors.amdgcn.asm import AsmError, Program, parse_program, parse_statement
+from gfxhound.executors.amdgcn.asm_modifiers import Modifier
+from gfxhound.executors.amdgcn.asm_operands import Func, Imm, Label, Reg, Special, Src, Symbol, Waitcnt
 
 DATA = Path(__file__).parent / "data"
 KERNELS = sorted(p.stem for p in DATA.glob("*.ll"))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gfxhound.amdgcn import codegen
-from gfxhound.amdgcn.asm import parse_program, strip_comment
+from gfxhound.executors.amdgcn import codegen
+from gfxhound.executors.amdgcn.asm import parse_program, strip_comment
 
 DATA = Path(__file__).parent / "data"
 LLVM_MC = Path(codegen.DEFAULT_LLC).with_name("llvm-mc")

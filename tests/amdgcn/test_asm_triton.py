@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from gfxhound.amdgcn import codegen
-from gfxhound.amdgcn.abi import kernel_abi
-from gfxhound.amdgcn.asm import parse_program
-from gfxhound.amdgcn.asm_operands import Imm, Reg
+from gfxhound.executors.amdgcn import codegen
+from gfxhound.executors.amdgcn.abi import kernel_abi
+from gfxhound.executors.amdgcn.asm import parse_program
+from gfxhound.executors.amdgcn.asm_operands import Imm, Reg
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")

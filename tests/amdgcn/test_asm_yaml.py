@@ -1,12 +1,12 @@
-"""gfxhound.amdgcn.asm_yaml and asm_directives: the metadata YAML subset LLVM writes, the descriptor blocks and
+"""gfxhound.executors.amdgcn.asm_yaml and asm_directives: the metadata YAML subset LLVM writes, the descriptor blocks and
 the expression evaluator; the real metadata of an llc-22 kernel reads the same as its descriptor says."""
 from pathlib import Path
 
 import pytest
 
-from gfxhound.amdgcn import asm_yaml, codegen
-from gfxhound.amdgcn.asm import AsmError
-from gfxhound.amdgcn.asm_directives import kernel_descriptors, metadata, set_symbols, value
+from gfxhound.executors.amdgcn import asm_yaml, codegen
+from gfxhound.executors.amdgcn.asm import AsmError
+from gfxhound.executors.amdgcn.asm_directives import kernel_descriptors, metadata, set_symbols, value
 
 DATA = Path(__file__).parent / "data"
 

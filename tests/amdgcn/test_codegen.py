@@ -1,4 +1,4 @@
-"""gfxhound.amdgcn.codegen: LLVM IR to assembly through Debian's llc-22 and Triton's own code generator, a .s as
+"""gfxhound.executors.amdgcn.codegen: LLVM IR to assembly through Debian's llc-22 and Triton's own code generator, a .s as
 is, and a code object through llvm-objdump/llvm-readobj; every case runs the real tools."""
 import shutil
 import subprocess
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gfxhound.amdgcn import codegen
-from gfxhound.amdgcn.asm import parse_program
-from gfxhound.amdgcn.codegen import Assembly, CodegenError
+from gfxhound.executors.amdgcn import codegen
+from gfxhound.executors.amdgcn.asm import parse_program
+from gfxhound.executors.amdgcn.codegen import Assembly, CodegenError
 
 DATA = Path(__file__).parent / "data"
 LLC = codegen.find_llc() if Path(codegen.DEFAULT_LLC).exists() or shutil.which("llc-22") else None

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfxhound.amdgcn import codegen
-from gfxhound.amdgcn.codegen import Assembly
+from gfxhound.executors.amdgcn import codegen
+from gfxhound.executors.amdgcn.codegen import Assembly
 from gfxhound.oracle.crosscheck import Run, compare, vote
 from gfxhound.oracle.crosscheck_launch import boundary_values, draw, make_launch
 
@@ -202,7 +202,7 @@ def test_seeds_go_on_until_one_does_not_agree(tmp_path):
 
 def test_params_are_read_off_the_define_line_when_the_ir_reader_fails(monkeypatch):
     from gfxhound.oracle import crosscheck as C
-    from gfxhound.oracle.emulate import ir
+    from gfxhound.executors.llvm_ir import ir
     text = (DATA / "preload.ll").read_text()
     want = ir.parse(text).functions["preload"].params
 

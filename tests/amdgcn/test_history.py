@@ -30,7 +30,7 @@ def _triton(version, ll, mcpu) -> dict:
     """{label: Assembly} of `ll` through Triton `version`'s own code generator ({} without a version)."""
     if not version:
         return {}
-    from gfxhound.amdgcn.codegen import from_ll_triton
+    from gfxhound.executors.amdgcn.codegen import from_ll_triton
     from gfxhound.bisect.releases import ReleaseError, VenvCache
     root = Path(os.environ.get("GFXHOUND_CACHE") or Path.home() / ".cache" / "gfxhound") / "venvs"
     try:

@@ -1,16 +1,16 @@
-"""gfxhound.amdgcn.machine/run: llc-22's code for the fixture kernels run on the CPU machine, at -O0 and -O2, for
+"""gfxhound.executors.amdgcn.machine/run: llc-22's code for the fixture kernels run on the CPU machine, at -O0 and -O2, for
 gfx942 and gfx950, with boundary inputs; the expected values are plain numpy / Python integers written here, never
-gfxhound's LLVM IR executor (oracle/emulate), which this machine exists to cross-check."""
+gfxhound's LLVM IR executor (executors/llvm_ir), which this machine exists to cross-check."""
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from gfxhound.amdgcn import codegen
-from gfxhound.amdgcn.machine import CANARY, MachineFault, NotModelled, Wave
-from gfxhound.amdgcn.machine_kernel import Kernel
-from gfxhound.amdgcn.run import launch
+from gfxhound.executors.amdgcn import codegen
+from gfxhound.executors.amdgcn.machine import CANARY, MachineFault, NotModelled, Wave
+from gfxhound.executors.amdgcn.machine_kernel import Kernel
+from gfxhound.executors.amdgcn.run import launch
 
 DATA = Path(__file__).parent / "data"
 TARGETS = pytest.mark.parametrize("mcpu", ["gfx942", "gfx950"])
@@ -157,8 +157,8 @@ def test_registers_start_as_canaries():
 
 
 def test_kernel_decodes_once_and_is_reusable():
-    from gfxhound.amdgcn.abi import kernel_abi
-    from gfxhound.amdgcn.asm import parse_program
+    from gfxhound.executors.amdgcn.abi import kernel_abi
+    from gfxhound.executors.amdgcn.asm import parse_program
     text = asm("add_i32").text
     program = parse_program(text)
     abi = kernel_abi(text, "add_i32", program)

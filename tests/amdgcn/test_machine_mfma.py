@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfxhound.amdgcn import codegen
-from gfxhound.amdgcn.machine_kernel import Kernel
-from gfxhound.amdgcn.asm import parse_program
-from gfxhound.amdgcn.run import NotModelled, launch
+from gfxhound.executors.amdgcn import codegen
+from gfxhound.executors.amdgcn.machine_kernel import Kernel
+from gfxhound.executors.amdgcn.asm import parse_program
+from gfxhound.executors.amdgcn.run import NotModelled, launch
 
 pytestmark = pytest.mark.skipif(shutil.which("llc-22") is None and not Path(codegen.DEFAULT_LLC).exists(),
                                 reason="needs Debian's llc-22")
@@ -51,7 +51,7 @@ def test_mfma_rests_on_its_decision_and_broadcasts_are_not_modelled():
 
 def test_the_generator_reads_the_calculators_cells():
     """mfma_extract.parse_layout on the tool's CSV forms: a 16-bit field, a byte field, a whole VGPR, a pair."""
-    from gfxhound.amdgcn.mfma_extract import parse_layout
+    from gfxhound.executors.amdgcn.mfma_extract import parse_layout
     text = ("Architecture: CDNA3\nBlock 0\nA[M][K],0,1,2\n0,v0{0}.[15:0],v1{16}.[31:24],v3{5}\n"
             "Block 1\nA[M][K],0,1,2\n0,v[1:0]{7},v0{1}.[7:0],v2{63}.[31:16]\n")
     assert parse_layout(text) == [[[(0, 0, 0, 16), (1, 16, 24, 8), (3, 5, 0, 32)]],

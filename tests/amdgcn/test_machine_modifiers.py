@@ -1,4 +1,4 @@
-"""DPP, SDWA, op_sel/op_sel_hi, OMOD and 16-bit results on the machine (gfxhound/amdgcn/machine_modifiers.py,
+"""DPP, SDWA, op_sel/op_sel_hi, OMOD and 16-bit results on the machine (executors/amdgcn/machine_modifiers.py,
 machine_valu.py). Each test quotes the guide's words it checks; expected values are plain integer arithmetic by
 hand, never from the IR executor.
 
@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gfxhound.amdgcn import codegen
-from gfxhound.amdgcn.asm import parse_program
-from gfxhound.amdgcn.machine_modifiers import dpp_lanes
-from gfxhound.amdgcn.run import NotModelled, launch
+from gfxhound.executors.amdgcn import codegen
+from gfxhound.executors.amdgcn.asm import parse_program
+from gfxhound.executors.amdgcn.machine_modifiers import dpp_lanes
+from gfxhound.executors.amdgcn.run import NotModelled, launch
 
 pytestmark = pytest.mark.skipif(shutil.which("llc-22") is None and not Path(codegen.DEFAULT_LLC).exists(),
                                 reason="needs Debian's llc-22")
@@ -149,7 +149,7 @@ def test_omod_scales_a_float_result_before_clamp():
 
 
 def test_kernel_lists_the_decisions_it_rests_on():
-    from gfxhound.amdgcn.machine_kernel import Kernel
+    from gfxhound.executors.amdgcn.machine_kernel import Kernel
     program = parse_program(codegen.from_ll(DATA / "add_i32.ll", "gfx942", 2).text)
     assert Kernel(program.function("add_i32")).decisions == []
     text = codegen.from_ll(DATA / "add_i32.ll", "gfx942", 2).text.replace(
@@ -247,7 +247,7 @@ def test_scratch_is_private_to_each_lane(mcpu, opt):
 def test_scratch_use_beyond_the_private_segment_faults():
     """The descriptor declares the frame (private_segment_fixed_size); an access past it is the code generator's
     bug, flagged as a fault naming the instruction."""
-    from gfxhound.amdgcn.run import MachineFault
+    from gfxhound.executors.amdgcn.run import MachineFault
     text = codegen.from_ll(DATA / "scratch.ll", "gfx942", 2).text
     load = next(line for line in text.splitlines() if "scratch_load_dword" in line)
     with pytest.raises(MachineFault, match="beyond the private segment"):
@@ -257,7 +257,7 @@ def test_scratch_use_beyond_the_private_segment_faults():
 def test_registers_past_the_descriptors_allocation_fault():
     """The wave gets the registers its descriptor asks for (.amdhsa_next_free_vgpr/sgpr, accum_offset): a use of
     one past them is the code generator's bug."""
-    from gfxhound.amdgcn.run import MachineFault
+    from gfxhound.executors.amdgcn.run import MachineFault
     with pytest.raises(MachineFault, match=r"register s\[10:11\] beyond the descriptor's allocation \(s0..s8\)"):
         _add_with("v_add_u32_e32 v2, v6, v7", "s_mov_b64 s[10:11], 0")
     with pytest.raises(MachineFault, match=r"register v8 beyond"):
@@ -277,7 +277,7 @@ def test_a_call_to_a_function_of_the_module_returns_its_value(mcpu, opt):
 
 
 def test_a_jump_outside_the_code_faults():
-    from gfxhound.amdgcn.run import MachineFault
+    from gfxhound.executors.amdgcn.run import MachineFault
     text = codegen.from_ll(DATA / "calls.ll", "gfx942", 2).text.replace("s_setpc_b64 s[30:31]", "s_setpc_b64 s[16:17]")
     text = text.replace("s_swappc_b64 s[30:31], s[16:17]", "s_swappc_b64 s[30:31], s[16:17]\n\ts_endpgm")
     with pytest.raises(MachineFault, match="not an instruction of the code image"):

@@ -6,11 +6,11 @@ import struct
 import numpy as np
 import pytest
 
-from gfxhound.amdgcn.asm import Function, parse_statement
-from gfxhound.amdgcn.asm_operands import INV2PI_BITS, parse_operand
-from gfxhound.amdgcn.machine import NotModelled, Wave, reader
-from gfxhound.amdgcn.machine_kernel import Kernel
-from gfxhound.amdgcn.run import GlobalMemory, MachineFault
+from gfxhound.executors.amdgcn.asm import Function, parse_statement
+from gfxhound.executors.amdgcn.asm_operands import INV2PI_BITS, parse_operand
+from gfxhound.executors.amdgcn.machine import NotModelled, Wave, reader
+from gfxhound.executors.amdgcn.machine_kernel import Kernel
+from gfxhound.executors.amdgcn.run import GlobalMemory, MachineFault
 
 
 def run(*lines, exec_mask=(1 << 64) - 1, setup=None, mem=None):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gfxhound.amdgcn import pcode_data, pcode_extract
-from gfxhound.amdgcn.pcode_parse import (Assign, Concat, For, If, Lambda, Num, ParseError, PartSel, Slice, Ty, View,
+from gfxhound.executors.amdgcn import pcode_data, pcode_extract
+from gfxhound.executors.amdgcn.pcode_parse import (Assign, Concat, For, If, Lambda, Num, ParseError, PartSel, Slice, Ty, View,
                                          parse)
 
 WHEEL = Path("/tmp/tg") / pcode_extract.WHEEL

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from gfxhound.amdgcn.pcode import NotModelled, compile_op, coverage, unmodelled
-from gfxhound.amdgcn.pcode_data import FAMILIES
+from gfxhound.executors.amdgcn.pcode import NotModelled, compile_op, coverage, unmodelled
+from gfxhound.executors.amdgcn.pcode_data import FAMILIES
 from pcode_run import lanes, vrun
 
 

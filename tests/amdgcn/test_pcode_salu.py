@@ -102,7 +102,7 @@ def test_scalar_alu(mnemonic, inputs, expected, words):
 
 def test_scalar_op_is_not_per_lane():
     """SOP encodings run once, not per lane: results are ints, and laneId is not theirs."""
-    from gfxhound.amdgcn.pcode import compile_op
+    from gfxhound.executors.amdgcn.pcode import compile_op
     op = compile_op("s_add_u32")
     assert (op.lanes, op.inputs, op.outputs) == (False, {"S0", "S1"}, {"D0", "SCC"})
     assert op.widths == {"S0": 32, "S1": 32, "D0": 32, "SCC": 1}

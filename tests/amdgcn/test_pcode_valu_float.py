@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from gfxhound.amdgcn.pcode import NotModelled, compile_op
+from gfxhound.executors.amdgcn.pcode import NotModelled, compile_op
 from pcode_run import INF32, NINF32, QNAN32, SNAN32, f16, f32, f64, vrun
 
 M32 = 0xFFFFFFFF

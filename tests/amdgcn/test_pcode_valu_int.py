@@ -154,7 +154,7 @@ def test_cmpx_writes_exec_and_the_mask():
 
 def test_inactive_lanes_keep_their_carry_bit_and_register():
     """Lanes off in EXEC run no pseudocode: their D0 lanes and VCC bits are the old values supplied."""
-    from gfxhound.amdgcn.pcode import compile_op
+    from gfxhound.executors.amdgcn.pcode import compile_op
     out = compile_op("v_add_co_u32").run(
         {"S0": lanes(*[0xFFFFFFFF] * 4), "S1": lanes(1, 1, 1, 1), "VCC": 0b1010, "D0": lanes(7, 7, 7, 7)},
         exec_mask=0b0101)

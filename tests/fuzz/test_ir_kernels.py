@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gfxhound.amdgcn import codegen
+from gfxhound.executors.amdgcn import codegen
 from gfxhound.cli.common import UserError
 from gfxhound.cli.emulate_campaign import add_emulate_campaign, run_emulate_campaign
 from gfxhound.fuzz.ir_kernels import FEATURES, kernel

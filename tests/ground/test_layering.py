@@ -6,7 +6,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 # import name -> folder; the order of the stages: each may import the ground floor and the stages before it
 PACKAGE_DIRS = {"gfxhound": "gfxhound", "gfxhound.fuzz": "fuzz", "gfxhound.oracle": "oracle",
-                "gfxhound.reduce": "reduce", "gfxhound.bisect": "bisect"}
+                "gfxhound.reduce": "reduce", "gfxhound.bisect": "bisect", "gfxhound.executors": "executors"}
 ORDER = ["gfxhound.fuzz", "gfxhound.oracle", "gfxhound.reduce", "gfxhound.bisect", "gfxhound.report"]
 WIRING = ("gfxhound.campaign", "gfxhound.cli", "gfxhound.__main__")  # may import anything
 
@@ -21,7 +21,7 @@ def all_modules():
             rel = path.relative_to(ROOT / folder).with_suffix("")
             parts = [p for p in rel.parts if p != "__init__"]
             name = ".".join([package, *parts])
-            if package == "gfxhound" and parts and parts[0] in ("fuzz", "oracle", "reduce", "bisect"):
+            if package == "gfxhound" and parts and parts[0] in ("fuzz", "oracle", "reduce", "bisect", "executors"):
                 continue
             found[name] = path
     return found
@@ -216,7 +216,7 @@ def test_every_import_of_ours_names_a_module_that_exists():
 
 
 SURFACED = ("gfxhound.fuzz", "gfxhound.oracle", "gfxhound.reduce", "gfxhound.bisect", "gfxhound.report",
-            "gfxhound.corpus_store")
+            "gfxhound.corpus_store", "gfxhound.executors")
 
 
 def declared(package: str) -> set:
@@ -254,6 +254,32 @@ def test_each_stage_is_used_through_the_surface_it_declares():
                     and stage(node.module) != stage(module):
                 problems += [f"{module} imports private {node.module}.{a.name}" for a in node.names
                              if a.name.startswith("_")]
+    assert problems == []
+
+
+def test_the_two_executors_import_nothing_of_each_other():
+    """The IR executor and the machine-code executor judge each other (issue #36): a semantic function they shared
+    would hide a bug they shared, so neither may import the other, directly or through another module of ours."""
+    edges = graph()
+
+    def reach(start):
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in edges.get(todo.pop(), []):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    sides = {"gfxhound.executors.llvm_ir": "gfxhound.executors.amdgcn",
+             "gfxhound.executors.amdgcn": "gfxhound.executors.llvm_ir"}
+    problems = []
+    for mine, theirs in sides.items():
+        for module in edges:
+            if module == mine or module.startswith(mine + "."):
+                problems += [f"{module} reaches {m}" for m in reach(module) if m == theirs or m.startswith(theirs + ".")]
+    assert [m for m in edges if m.startswith("gfxhound.executors.amdgcn.")] and \
+        [m for m in edges if m.startswith("gfxhound.executors.llvm_ir.")]
     assert problems == []
 
 

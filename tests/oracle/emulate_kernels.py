@@ -6,7 +6,7 @@ import triton
 import triton.language as tl
 
 from gfxhound import compat
-from gfxhound.oracle.emulate.launch import EmulatedKernel
+from gfxhound.executors.llvm_ir.launch import EmulatedKernel
 
 TYPES = {torch.float16: "*fp16", torch.float32: "*fp32", torch.bfloat16: "*bf16", torch.int32: "*i32",
          torch.int8: "*i8", torch.uint8: "*u8", torch.float64: "*fp64"}

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gfxhound.amdgcn import codegen
-from gfxhound.amdgcn.asm import parse_program
+from gfxhound.executors.amdgcn import codegen
+from gfxhound.executors.amdgcn.asm import parse_program
 from gfxhound.oracle.asm_plants import PLANTS, apply, sites
 from gfxhound.oracle.asm_plants_detect import detection, measure, summarise, table
 

@@ -1,4 +1,4 @@
-"""The CPU executor for AMD LLVM IR (oracle/emulate/): real Triton compiles for gfx942, run on CPU tensors and
+"""The CPU executor for AMD LLVM IR (executors/llvm_ir/): real Triton compiles for gfx942, run on CPU tensors and
 compared with torch, exactly where the hardware is exact. Hand-written IR covers what a compile does not pin down:
 divergence and reconvergence, faults, what is not modelled."""
 from __future__ import annotations
@@ -8,10 +8,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
-from gfxhound.oracle.emulate import core, ir  # noqa: E402
-from gfxhound.oracle.emulate.errors import NotModelled  # noqa: E402
-from gfxhound.oracle.emulate.memory import EmulatedFault, GlobalMemory  # noqa: E402
-from gfxhound.oracle.emulate.intrinsics import DeviceAssertion  # noqa: E402
+from gfxhound.executors.llvm_ir import core, ir  # noqa: E402
+from gfxhound.executors.llvm_ir.errors import NotModelled  # noqa: E402
+from gfxhound.executors.llvm_ir.memory import EmulatedFault, GlobalMemory  # noqa: E402
+from gfxhound.executors.llvm_ir.intrinsics import DeviceAssertion  # noqa: E402
 
 from emulate_kernels import (_contended_atomics, _dot, _masked_add, _row_sum, _scan_and_early_exit,  # noqa: E402
                              _to_fp16_rtz, _to_fp8, _transpose, emulate)

@@ -1,10 +1,10 @@
-"""Integer edge cases of the IR executor's arithmetic (oracle/emulate/ops.py), expected values by hand from
+"""Integer edge cases of the IR executor's arithmetic (executors/llvm_ir/ops.py), expected values by hand from
 LangRef: "sdiv ... rounded towards zero", "srem ... the result has the sign of the dividend"."""
 from __future__ import annotations
 
 import numpy as np
 
-from gfxhound.oracle.emulate.ops import _tdiv
+from gfxhound.executors.llvm_ir.ops import _tdiv
 
 INT64_MIN = -2 ** 63
 

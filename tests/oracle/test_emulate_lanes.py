@@ -1,12 +1,12 @@
-"""The cross-lane and conversion intrinsics of the CPU executor agree with the ISA documents (oracle/emulate/lanes.py,
+"""The cross-lane and conversion intrinsics of the CPU executor agree with the ISA documents (executors/llvm_ir/lanes.py,
 convert.py): DPP controls against the per-lane formulas of the CDNA ISA's DPP_CTRL table, the permutes against the
 ISA's own worked examples, the fp8 codecs exhaustively, and every undocumented case raises NotModelled."""
 import numpy as np
 import pytest
 
-from gfxhound.oracle.emulate import convert as C
-from gfxhound.oracle.emulate import lanes as L
-from gfxhound.oracle.emulate.errors import NotModelled
+from gfxhound.executors.llvm_ir import convert as C
+from gfxhound.executors.llvm_ir import lanes as L
+from gfxhound.executors.llvm_ir.errors import NotModelled
 
 RNG = np.random.default_rng(7)
 
@@ -375,7 +375,7 @@ def test_scalef32_with_unit_scale():
 def test_ds_swizzle_modes():
     """Bit-mask mode swaps lanes 16 apart within each 32-lane half for 0x401F (Triton 3.4's reductions use it);
     quad-permute mode reverses each quad for selectors 3, 2, 1, 0; a disabled source reads 0."""
-    from gfxhound.oracle.emulate.lanes import ds_swizzle
+    from gfxhound.executors.llvm_ir.lanes import ds_swizzle
     src = np.arange(64, dtype=np.uint32)[None, :] + 100
     active = np.ones((1, 64), bool)
     swapped = ds_swizzle(src, 0x401F, active)[0]

@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from gfxhound.oracle.emulate.errors import NotModelled
-from gfxhound.oracle.emulate.matrix import INSTRUCTIONS, fp8_decode, mfma, mfma_shape, wmma
+from gfxhound.executors.llvm_ir.errors import NotModelled
+from gfxhound.executors.llvm_ir.matrix import INSTRUCTIONS, fp8_decode, mfma, mfma_shape, wmma
 
 RNG = np.random.default_rng(1234)
 W = 2  # waves at once

@@ -1,4 +1,4 @@
-"""Planted lowering bugs (oracle/emulate/mutations.py) in real compiles must make the executor's outputs wrong:
+"""Planted lowering bugs (executors/llvm_ir/mutations.py) in real compiles must make the executor's outputs wrong:
 the executor is only worth running if a wrong lowering shows. Each mutation on a kernel where it applies."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gfxhound.oracle.emulate.memory import EmulatedFault, EmulatedRace  # noqa: E402
-from gfxhound.oracle.emulate.mutations import MUTATIONS  # noqa: E402
+from gfxhound.executors.llvm_ir.memory import EmulatedFault, EmulatedRace  # noqa: E402
+from gfxhound.executors.llvm_ir.mutations import MUTATIONS  # noqa: E402
 
 from emulate_kernels import _dot, _masked_add, _row_sum, _to_fp8, _transpose, emulate  # noqa: E402
 

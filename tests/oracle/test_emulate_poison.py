@@ -1,4 +1,4 @@
-"""The IR executor tracks poison and undef (oracle/emulate/poison*.py) to LLVM's LangRef: each source of poison met
+"""The IR executor tracks poison and undef (executors/llvm_ir/poison*.py) to LLVM's LangRef: each source of poison met
 at each kind of sink is `UndefinedBehaviour` (so `unresolved`, never a miscompile), `freeze` stops it, the arm a
 `select` does not take passes none on, lanes outside the execution mask never count, and the ordinary fixtures
 (tests/amdgcn/data/*.ll) still run with no UB called. Hand-written kernels run through oracle/crosscheck.py's
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from gfxhound.oracle import crosscheck as C
-from gfxhound.oracle.emulate import core, ir
-from gfxhound.oracle.emulate.errors import NotModelled, UndefinedBehaviour
-from gfxhound.oracle.emulate.memory import GlobalMemory
+from gfxhound.executors.llvm_ir import core, ir
+from gfxhound.executors.llvm_ir.errors import NotModelled, UndefinedBehaviour
+from gfxhound.executors.llvm_ir.memory import GlobalMemory
 
 DATA = Path(__file__).parents[1] / "amdgcn" / "data"
 

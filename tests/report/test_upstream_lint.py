@@ -49,7 +49,7 @@ def test_a_clean_draft_is_not_flagged():
     ("**Not bisected:** run `gfxhound bisect ID --triton OLD..NEW` before filing", "harness command"),
     ("gfxhound's conversion table (`gfxhound casts`)", "harness command"),
     ("the fuzzer that found this (`pip install -e .` in its repository)", "harness command"),
-    ("        from gfxhound.oracle.emulate.launch import EmulatedKernel", "harness command"),
+    ("        from gfxhound.executors.llvm_ir.launch import EmulatedKernel", "harness command"),
     ("set GFXHOUND_EMULATOR_PYTHON to a Python with torch", "harness command"),
     ("File \"/work/main/oracle/x.py\", line 3", "machine path"),
     ("wrote /tmp/gfxhound-draft-abc/snippet.py", "machine path"),

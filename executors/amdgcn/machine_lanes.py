@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gfxhound.amdgcn.asm_operands import Imm, Reg
-from gfxhound.amdgcn.machine import M32, NotModelled, reader, writer
-from gfxhound.amdgcn.machine import _check_modifiers, _hazard, _record
+from gfxhound.executors.amdgcn.asm_operands import Imm, Reg
+from gfxhound.executors.amdgcn.machine import M32, NotModelled, reader, writer
+from gfxhound.executors.amdgcn.machine import _check_modifiers, _hazard, _record
 
 
 def _lane_sel(o, mn):

@@ -24,8 +24,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from gfxhound.amdgcn.asm_modifiers import Modifier, ModifierError, is_modifier, parse_modifier
-from gfxhound.amdgcn.asm_operands import (WAITCNT, Label, OperandError, operand_from_json, operand_to_json,
+from gfxhound.executors.amdgcn.asm_modifiers import Modifier, ModifierError, is_modifier, parse_modifier
+from gfxhound.executors.amdgcn.asm_operands import (WAITCNT, Label, OperandError, operand_from_json, operand_to_json,
                                           parse_operand, split_top)
 
 PROGRAM_FORMAT = 1  # the newest Program JSON this module reads

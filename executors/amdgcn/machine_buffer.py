@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gfxhound.amdgcn.asm_operands import Imm, Reg, Special
-from gfxhound.amdgcn.machine import CACHE_MODS, M32, NotModelled, _check_modifiers, _hazard, _record, reader, writer
+from gfxhound.executors.amdgcn.asm_operands import Imm, Reg, Special
+from gfxhound.executors.amdgcn.machine import CACHE_MODS, M32, NotModelled, _check_modifiers, _hazard, _record, reader, writer
 
 __all__ = ["buffer_step"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from gfxhound.amdgcn import asm_yaml
-from gfxhound.amdgcn.asm import AsmError, strip_comment
+from gfxhound.executors.amdgcn import asm_yaml
+from gfxhound.executors.amdgcn.asm import AsmError, strip_comment
 
 _TOKEN = re.compile(r"\s*(0x[0-9a-fA-F]+|\d+|[A-Za-z_.$][\w.$]*|[-+*(),])")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gfxhound.amdgcn.asm_operands import (Func, OperandError, operand_from_json, operand_to_json, parse_int,
+from gfxhound.executors.amdgcn.asm_operands import (Func, OperandError, operand_from_json, operand_to_json, parse_int,
                                           parse_operand, split_top)
 
 

@@ -17,12 +17,12 @@ import re
 
 import numpy as np
 
-from gfxhound.amdgcn.machine import _FLOAT, SIGN_BIT_OPS, _check_modifiers, _hazard, reader, writer
-from gfxhound.amdgcn.machine_modifiers import (dpp_source, dpp_write_lanes, omod, op_sel_source, packed_source,
+from gfxhound.executors.amdgcn.machine import _FLOAT, SIGN_BIT_OPS, _check_modifiers, _hazard, reader, writer
+from gfxhound.executors.amdgcn.machine_modifiers import (dpp_source, dpp_write_lanes, omod, op_sel_source, packed_source,
                                                sdwa_destination, sdwa_source)
-from gfxhound.amdgcn.asm_modifiers import DPP, SDWA
-from gfxhound.amdgcn.machine_state import _state_inputs, _state_writers
-from gfxhound.amdgcn.pcode import NotModelled
+from gfxhound.executors.amdgcn.asm_modifiers import DPP, SDWA
+from gfxhound.executors.amdgcn.machine_state import _state_inputs, _state_writers
+from gfxhound.executors.amdgcn.pcode import NotModelled
 
 __all__ = ["valu", "PRESERVE_HIGH"]
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gfxhound.amdgcn.asm_operands import Imm, Symbol
-from gfxhound.amdgcn.machine import M32, M64, MachineFault, NotModelled, reader, writer
+from gfxhound.executors.amdgcn.asm_operands import Imm, Symbol
+from gfxhound.executors.amdgcn.machine import M32, M64, MachineFault, NotModelled, reader, writer
 
 __all__ = ["CODE_BASE", "address", "link", "CALL_STEPS"]
 

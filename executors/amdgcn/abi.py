@@ -29,8 +29,8 @@ import json
 import re
 from dataclasses import dataclass, fields
 
-from gfxhound.amdgcn.asm import Program, parse_program
-from gfxhound.amdgcn.asm_directives import kernel_descriptors, metadata, set_symbols, value
+from gfxhound.executors.amdgcn.asm import Program, parse_program
+from gfxhound.executors.amdgcn.asm_directives import kernel_descriptors, metadata, set_symbols, value
 
 ABI_FORMAT = 1  # the newest KernelABI JSON this module reads
 PACKED_WORKITEM_IDS = re.compile(r"^gfx(90a|94[012]|950|1[12]\w+)$")

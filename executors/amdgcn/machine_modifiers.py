@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gfxhound.amdgcn.asm_operands import Imm, Src
-from gfxhound.amdgcn.machine import M32, M64, NotModelled, _const, negabs, reader
+from gfxhound.executors.amdgcn.asm_operands import Imm, Src
+from gfxhound.executors.amdgcn.machine import M32, M64, NotModelled, _const, negabs, reader
 
 __all__ = ["dpp_lanes", "dpp_source", "dpp_write_lanes", "omod", "op_sel_source", "packed_source",
            "sdwa_destination", "sdwa_source"]

@@ -9,7 +9,7 @@ exactly (unsigned wrap, integer promotion, sign extension, IEEE rounding) on eve
 
 An array is 0-d for a wave-wide (scalar) value and has 64 lanes otherwise; numpy broadcasting mixes the two.
 Float work stays exact where the guide's words are exact (fma rounds once, widening keeps NaN payloads); the
-choices where they are not are in docs/amdgcn-pcode.md. Nothing here is shared with oracle/emulate.
+choices where they are not are in docs/amdgcn-pcode.md. Nothing here is shared with executors/llvm_ir.
 """
 from __future__ import annotations
 

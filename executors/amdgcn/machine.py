@@ -38,9 +38,9 @@ import struct
 
 import numpy as np
 
-from gfxhound.amdgcn.asm_operands import INV2PI_BITS, Imm, Reg, Special, Src
-from gfxhound.amdgcn.machine_hazards import WaitStates
-from gfxhound.amdgcn.pcode import NotModelled
+from gfxhound.executors.amdgcn.asm_operands import INV2PI_BITS, Imm, Reg, Special, Src
+from gfxhound.executors.amdgcn.machine_hazards import WaitStates
+from gfxhound.executors.amdgcn.pcode import NotModelled
 
 __all__ = ["CANARY", "MachineFault", "NotModelled", "StepLimit", "Wave"]
 

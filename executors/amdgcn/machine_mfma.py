@@ -22,8 +22,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from gfxhound.amdgcn.asm_operands import Imm, Reg
-from gfxhound.amdgcn.machine import M64, NotModelled, _check_modifiers, _hazard
+from gfxhound.executors.amdgcn.asm_operands import Imm, Reg
+from gfxhound.executors.amdgcn.machine import M64, NotModelled, _check_modifiers, _hazard
 
 __all__ = ["mfma_step", "MODELLED_TYPES"]
 
@@ -33,7 +33,7 @@ MODELLED_TYPES = {"FP16": np.float16, "BF16": "bf16", "FP32": np.float32, "FP64"
 
 @lru_cache(maxsize=None)
 def _layout(mnemonic: str, matrix: str):
-    from gfxhound.amdgcn.mfma_data import MFMA
+    from gfxhound.executors.amdgcn.mfma_data import MFMA
     entry = MFMA[mnemonic]["layouts"][matrix]
     cells = np.frombuffer(zlib.decompress(base64.b64decode(entry["cells"])), np.uint8).reshape(-1, 4).astype(np.int64)
     return tuple(entry["shape"]), cells[:, 0], cells[:, 1], cells[:, 2], cells[:, 3]
@@ -81,7 +81,7 @@ def _gather(w, reg: Reg, layout):
 
 
 def mfma_step(ins):
-    from gfxhound.amdgcn.mfma_data import MFMA
+    from gfxhound.executors.amdgcn.mfma_data import MFMA
     mn = ins.mnemonic
     if mn not in MFMA:
         raise NotModelled(mn, "an MFMA without a layout table (gfx950's own forms, or SMFMAC)")

@@ -129,7 +129,7 @@ def from_s(path, mcpu: str = "") -> Assembly:
 def from_object(path, mcpu: str = "", timeout: float = 60, llvm_bin: str | None = None) -> Assembly:
     """An ELF code object's kernels as assembly text (asm_object.py: llvm-objdump for the code and kernel
     descriptors, llvm-readobj --notes for the metadata); `mcpu` from the object's metadata when not given."""
-    from gfxhound.amdgcn.asm_object import object_text
+    from gfxhound.executors.amdgcn.asm_object import object_text
     path = _file(path)
     text, mcpu, commands = object_text(path, mcpu, timeout, llvm_bin or str(Path(find_llc()).parent))
     return Assembly(text, mcpu, "o", command=tuple(commands[0]), tool="llvm-objdump", path=str(path))

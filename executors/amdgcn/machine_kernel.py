@@ -5,10 +5,10 @@ builds on the decoder; machine.py importing the decoder back would make a circle
 """
 from __future__ import annotations
 
-from gfxhound.amdgcn.machine import MachineFault, StepLimit, Wave
-from gfxhound.amdgcn.machine_calls import CALL_STEPS, link
-from gfxhound.amdgcn.machine_decode import decode
-from gfxhound.amdgcn.machine_hazards import step_info
+from gfxhound.executors.amdgcn.machine import MachineFault, StepLimit, Wave
+from gfxhound.executors.amdgcn.machine_calls import CALL_STEPS, link
+from gfxhound.executors.amdgcn.machine_decode import decode
+from gfxhound.executors.amdgcn.machine_hazards import step_info
 
 
 # ---- a decoded kernel ---------------------------------------------------------------------------------------

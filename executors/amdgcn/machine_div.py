@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gfxhound.amdgcn.machine import NotModelled, _check_modifiers, _hazard, reader, writer
+from gfxhound.executors.amdgcn.machine import NotModelled, _check_modifiers, _hazard, reader, writer
 
 __all__ = ["DIV_STEPS"]
 
@@ -93,7 +93,7 @@ def _div_fmas(ins):
     bias, scale = (127, 64) if bits == 32 else (1023, 128)
     gets = [reader(o, bits, mn, _hazard(ins.index)) for o in (s0, s1, s2)]
     put = writer(d, bits, mn)
-    from gfxhound.amdgcn.pcode import compile_op
+    from gfxhound.executors.amdgcn.pcode import compile_op
     fma = compile_op("v_fma_f32" if bits == 32 else "v_fma_f64")
 
     def step(w):

@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gfxhound.amdgcn.abi import KernelABI, kernel_abi
-from gfxhound.amdgcn.asm import Program, parse_program
-from gfxhound.amdgcn.machine import CANARY, MachineFault, NotModelled, Wave
-from gfxhound.amdgcn.machine_kernel import Kernel
-from gfxhound.amdgcn.machine_private import PrivateMemory
+from gfxhound.executors.amdgcn.abi import KernelABI, kernel_abi
+from gfxhound.executors.amdgcn.asm import Program, parse_program
+from gfxhound.executors.amdgcn.machine import CANARY, MachineFault, NotModelled, Wave
+from gfxhound.executors.amdgcn.machine_kernel import Kernel
+from gfxhound.executors.amdgcn.machine_private import PrivateMemory
 
 __all__ = ["GlobalMemory", "MachineFault", "NotModelled", "Result", "launch"]
 

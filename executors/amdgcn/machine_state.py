@@ -2,8 +2,8 @@
 mode bit): readers and writers shared by the SALU and VALU decoders (machine_decode.py, machine_valu.py)."""
 from __future__ import annotations
 
-from gfxhound.amdgcn.machine import M32, M64
-from gfxhound.amdgcn.pcode import NotModelled
+from gfxhound.executors.amdgcn.machine import M32, M64
+from gfxhound.executors.amdgcn.pcode import NotModelled
 
 __all__ = ["_state_inputs", "_state_writers"]
 

@@ -50,7 +50,7 @@ class EmulatedKernel:
         self.last_run_s = 0.0
 
     def _implicit_args(self, grid):
-        return _implicit_args_block(grid, self.num_warps * self.warp_size)
+        return implicit_args_block(grid, self.num_warps * self.warp_size)
 
     def __getitem__(self, grid):
         return lambda *values, **keywords: self.run(grid, values)
@@ -86,7 +86,7 @@ class EmulatedKernel:
         self.last_run_s = time.perf_counter() - started
 
 
-def _implicit_args_block(grid, workgroup_size):
+def implicit_args_block(grid, workgroup_size):
     """The hidden kernel arguments of code object v5 that Triton reads (`tl.num_programs`): block counts at 0, 4, 8
     (u32) and group sizes at 12, 14, 16 (u16); the remainders and the rest stay 0 (AMDGPUUsage, "Code Object V5
     Metadata", hidden_block_count_x ...)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gfxhound.amdgcn.asm_operands import Reg, Special
+from gfxhound.executors.amdgcn.asm_operands import Reg, Special
 
 __all__ = ["RULES", "Rule", "StepInfo", "step_info", "WaitStates"]
 

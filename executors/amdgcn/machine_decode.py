@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from gfxhound.amdgcn.asm_operands import Imm, Label, Reg, Special, Waitcnt
-from gfxhound.amdgcn.machine import (CACHE_MODS, M32, M64, NOOPS, _FLOAT, _check_modifiers, _hazard, _record, reader,
+from gfxhound.executors.amdgcn.asm_operands import Imm, Label, Reg, Special, Waitcnt
+from gfxhound.executors.amdgcn.machine import (CACHE_MODS, M32, M64, NOOPS, _FLOAT, _check_modifiers, _hazard, _record, reader,
                                      writer)
-from gfxhound.amdgcn.machine_buffer import buffer_step
-from gfxhound.amdgcn.machine_div import DIV_STEPS
-from gfxhound.amdgcn.machine_lanes import SPECIAL
-from gfxhound.amdgcn.machine_mfma import mfma_step
-from gfxhound.amdgcn.machine_private import scratch_step
-from gfxhound.amdgcn.machine_state import _state_inputs, _state_writers
-from gfxhound.amdgcn.machine_valu import valu
-from gfxhound.amdgcn.pcode import NotModelled, compile_op
+from gfxhound.executors.amdgcn.machine_buffer import buffer_step
+from gfxhound.executors.amdgcn.machine_div import DIV_STEPS
+from gfxhound.executors.amdgcn.machine_lanes import SPECIAL
+from gfxhound.executors.amdgcn.machine_mfma import mfma_step
+from gfxhound.executors.amdgcn.machine_private import scratch_step
+from gfxhound.executors.amdgcn.machine_state import _state_inputs, _state_writers
+from gfxhound.executors.amdgcn.machine_valu import valu
+from gfxhound.executors.amdgcn.pcode import NotModelled, compile_op
 
 SIGN32 = 1 << 31
 VALU_FAMILIES = {"VOP1", "VOP2", "VOP3", "VOPC", "VOP3SD", "VOP3P"}

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gfxhound.amdgcn.asm_operands import Special
-from gfxhound.amdgcn.machine import CACHE_MODS, M32, MachineFault, NotModelled, _check_modifiers, _hazard, _record
-from gfxhound.amdgcn.machine import reader, writer
+from gfxhound.executors.amdgcn.asm_operands import Special
+from gfxhound.executors.amdgcn.machine import CACHE_MODS, M32, MachineFault, NotModelled, _check_modifiers, _hazard, _record
+from gfxhound.executors.amdgcn.machine import reader, writer
 
 __all__ = ["PrivateMemory", "scratch_step"]
 
