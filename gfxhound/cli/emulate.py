@@ -62,6 +62,10 @@ def add_emulate(sub):
                         "behaviour never counts), into DIR/reduced.ll with the command that shows it")
     p.add_argument("--reduce-seconds", type=positive(float), default=900.0, metavar="S",
                    help="--reduce: stop llvm-reduce after S seconds and keep its best so far (default 900)")
+    p.add_argument("--name-layer", action="store_true",
+                   help=".ll only: for each llc level whose machine code computes something other than the IR "
+                        "executor, name the part of LLVM that makes it wrong (-opt-bisect-limit and -global-isel, "
+                        "each run judged on the machine; oracle/llvm_layer.py)")
     p.add_argument("--json", action="store_true",
                    help="one JSON object on stdout (format gfxhound.emulate/1) instead of the table")
     p.set_defaults(func=run_emulate)
@@ -132,7 +136,7 @@ def _tritons(args) -> list:
 
 def _extra(paths, mcpu, taken=()) -> dict:
     """--asm files: label (the file name; the path where two share one) -> Assembly."""
-    from gfxhound.amdgcn.codegen import from_object, from_s
+    from gfxhound.executors.amdgcn.codegen import from_object, from_s
     extra = {}
     for path in paths:
         if not Path(path).is_file():
@@ -144,7 +148,7 @@ def _extra(paths, mcpu, taken=()) -> dict:
 
 
 def run_emulate(args) -> int:
-    from gfxhound.amdgcn.codegen import CodegenError
+    from gfxhound.executors.amdgcn.codegen import CodegenError
     from gfxhound.oracle.crosscheck import LaunchError
     suffix = Path(args.file).suffix.lower()
     if suffix not in LL + ASSEMBLY + OBJECTS:
@@ -157,10 +161,16 @@ def run_emulate(args) -> int:
         result = (_run_ll if suffix in LL else _run_machine_code)(args, block, spec)
     except (LaunchError, CodegenError) as exc:
         raise UserError(f"{exc}".splitlines()[0]) from None
+    layers = _name_layers(args, result, spec, block) if args.name_layer else {}
     if args.json:
-        print(json.dumps(result.to_json(), indent=1, default=_plain))
+        print(json.dumps(dict(result.to_json(), **({"layers": layers} if args.name_layer else {})), indent=1,
+                         default=_plain))
     else:
         _print(result)
+        for label, found in layers.items():
+            print(f"layer ({label}): {found['layer'] or 'the machine code agrees with the IR'}")
+            for step in found["steps"]:
+                print(f"  {step}")
     if args.reduce:
         _reduce(args, result, spec, suffix)
     return result.exit_code
@@ -168,7 +178,7 @@ def run_emulate(args) -> int:
 
 def _reduce(args, result, spec, suffix):
     """llvm-reduce the module while the same runs stay outvoted (reduce/llvm_ir.py miscompile_property)."""
-    from gfxhound.amdgcn.codegen import find_llc
+    from gfxhound.executors.amdgcn.codegen import find_llc
     from gfxhound.corpus_store.layout import REDUCED_LL
     from gfxhound.reduce.llvm_ir import ReduceError, miscompile_property, reduce_ir
     if suffix not in LL:
@@ -193,6 +203,27 @@ def _reduce(args, result, spec, suffix):
           file=sys.stderr)
 
 
+def _name_layers(args, result, spec, block) -> dict:
+    """label -> the llvm-layer record of each llc level whose outputs differ from the IR executor's (judged
+    against the IR itself, not the vote: every code generator may share one bug)."""
+    from gfxhound.executors.amdgcn.codegen import find_llc
+    from gfxhound.oracle.llvm_layer import Judge, name_layer
+    if Path(args.file).suffix.lower() not in LL:
+        raise UserError("--name-layer: only an LLVM IR module (.ll) goes through llc's passes")
+    found = {}
+    for label, asm in result.assemblies.items():
+        if asm.source != "llc":
+            continue
+        try:
+            judge = Judge(args.file, result.mcpu, asm.opt, spec, find_llc(args.llc), result.kernel,
+                          result.launch.seed, block)
+        except ValueError as exc:  # the IR itself cannot be run: nothing to judge llc's code against
+            found[label] = {"layer": f"cannot tell: {exc}", "steps": []}
+            continue
+        found[label] = name_layer(judge).to_json()
+    return found
+
+
 def _quoted(command):
     import shlex
     return [shlex.quote(str(part)) for part in command]
@@ -213,7 +244,7 @@ def _run_ll(args, block, spec):
 
 def _run_machine_code(args, block, spec):
     """A .s or a code object as it is: no IR, no code generator to choose."""
-    from gfxhound.amdgcn.codegen import from_object, from_s
+    from gfxhound.executors.amdgcn.codegen import from_object, from_s
     from gfxhound.oracle.crosscheck import compare_assembly
     given = [flag for flag, value in (("--opt", args.opt), ("--llc", args.llc), ("--codegen", args.codegen),
                                       ("--triton", args.triton)) if value not in (None, [])]
