@@ -146,7 +146,9 @@ class CompilePool:
             result = {"status": "harness", "text": f"{type(exc).__name__}: {exc}"}
         stderr = Path(task["stderr_path"])
         native = stderr.read_text(errors="replace") if stderr.exists() else ""
-        result["text"] = native + ("\n" + result["text"] if result.get("text") else "")
+        if result.get("status") != "unmodelled":  # an executor's "cannot judge" names its construct, not the
+            # warnings the compile printed before it (a reason that read "UserWarning: kpack is deprecated" hid 391)
+            result["text"] = "\n".join(part for part in (native.rstrip("\n"), result.get("text", "")) if part)
         result["ir_dir"] = str(Path(task["task_dir"]) / "ir")
         return result
 
