@@ -16,7 +16,7 @@ from gfxhound.spec import KernelSpec, Launch
 
 from .dtypes import FP8
 
-CAPS_VERSION = 3  # bump when probing or introspection changes: cached capabilities are keyed by it
+CAPS_VERSION = 4  # bump when probing or introspection changes: cached capabilities are keyed by it
 ATOMIC_SEMS = ["relaxed", "acquire", "release", "acq_rel"]
 ATOMIC_SCOPES = ["gpu", "cta", "sys"]
 KNOB_CANDIDATES = {
@@ -106,6 +106,8 @@ def introspect(arch: str) -> Capabilities:
             features.append("scan:reverse")
     except (OSError, TypeError, AttributeError):
         pass
+    if hasattr(tl, "histogram") and "mask" in inspect.signature(tl.histogram).parameters:
+        features.append("histogram:mask")  # Triton >= 3.4 (fuzz/ops_index.py)
     to_params = inspect.signature(tl.tensor.to).parameters
     if "fp_downcast_rounding" in to_params:
         features += ["cast:rounding", "cast:fp8-rtz"]
@@ -249,7 +251,8 @@ def assume_all(arch: str, triton_version: str = "any") -> Capabilities:
     """Everything on: for rendering specs where no probing happened (tests, replay of stored specs)."""
     from .ops import REGISTRY
     feats = {op.needs for op in REGISTRY.values() if op.needs}
-    feats |= {"loop:num_stages", "scan:reverse", "cast:rounding", "target"} | {f"dot:{d}" for d in DOT_DTYPES}
+    feats |= {"loop:num_stages", "scan:reverse", "cast:rounding", "target", "histogram:mask"}
+    feats |= {f"dot:{d}" for d in DOT_DTYPES}
     from .ops_elementwise import MATH_OPS
     feats |= {f"math:{n}:{d}" for n in MATH_OPS for d in ("fp16", "bf16")}
     feats |= {f"atomic:{op}:{d}" for op in ATOMIC_OPS for d in ATOMIC_DTYPES}

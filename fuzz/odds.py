@@ -78,8 +78,11 @@ EPILOGUE_ATOMIC_KINDS = {"add": 2, "xchg": 1, "max": 1}  # the epilogue's atomic
 
 # reach (issue #38, fuzz/reach.py): what the backend's lowering patterns meet only if a kernel asks for it directly
 DOT_RESULT_OPS = (1, 3)  # a K-loop's result goes straight into a reduction, scan, transpose... (no store between)
+# what is applied to the dot result (reduce_then: a reduction, then an op on its slice; histogram: one of an argmax's
+# slice; gather: the result gathered by indices cast from it)
 DOT_RESULT_MENU = {"sum": 2, "max": 1, "argmax": 1, "scan": 3, "reduce_then": 3, "trans": 1, "reshape": 1,
-                   "join": 1}  # what is applied to the dot result (reduce_then: a reduction, then an op on its slice)
+                   "join": 1, "histogram": 2, "gather": 1}
+KEEP_OPS = {"histogram": (2, 3), "gather": (2, 3)}  # a random op's result is added into an output at once (a user)
 COND_REGIONS = (1, 3)  # a drawn `if` is two ifs on one runtime condition around a loop (AMD's if-combining pairs them)
 COND_RETEST = (1, 2)  # the condition is tested again inside a then-branch it guards (a nested if)
 DEGENERATE_BLOCK = (1, 3)  # a kernel without tl.dot has one axis with a tiny block (1 or 2 elements): [32, 1] tiles
@@ -114,6 +117,7 @@ OP_WEIGHTS = {
     "ptr_select": 0.8,  # fuzz/ops_pointer.py
     "device_assert": 0.4,  # fuzz/ops_debug.py
     "load": 2.5, "store": 0.0, "atomic": 0.0,  # fuzz/ops_memory.py
+    "histogram": 0.7, "gather": 1.0,  # fuzz/ops_index.py (reach: issue #38)
 }
 
 # ---- kernel shapes (fuzz/shapes.py, shape_attention.py, shape_epilogue.py) ---------------------------------------

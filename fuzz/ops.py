@@ -11,13 +11,13 @@ reordering the classes, or the ops inside one, changes every generated kernel.
 """
 from __future__ import annotations
 
-from . import (ops_cast, ops_constant, ops_debug, ops_dot, ops_dot_scaled, ops_elementwise, ops_memory, ops_pointer,
-               ops_reduce, ops_shape)
+from . import (ops_cast, ops_constant, ops_debug, ops_dot, ops_dot_scaled, ops_elementwise, ops_index, ops_memory,
+               ops_pointer, ops_reduce, ops_shape)
 from .opdef import OpDef
 
-REGISTRY_VERSION = 3
+REGISTRY_VERSION = 4  # 4: tl.histogram and tl.gather (fuzz/ops_index.py)
 OP_CLASSES = (ops_elementwise, ops_cast, ops_constant, ops_reduce, ops_dot, ops_dot_scaled, ops_shape, ops_pointer,
-              ops_debug, ops_memory)
+              ops_debug, ops_memory, ops_index)
 
 REGISTRY: dict[str, OpDef] = {}
 for _module in OP_CLASSES:

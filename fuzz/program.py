@@ -195,7 +195,7 @@ class Walker:
         the slice a reduction of one leaves (the MMA layout reaches the op's lowering only then), and degenerate
         sizes (a size-1 dimension in a value, a reduction or scan along one, an axis narrower than the warps)."""
         out = set()
-        if op.family in ("reduce", "scan", "shape", "atomic"):  # not elementwise: every layout lowers those alike
+        if op.family in ("reduce", "scan", "shape", "atomic", "histogram", "gather"):  # not elementwise
             if any(a.name in self.dot_results for a in args):
                 out.add(f"dot_result:{op.name}")
             if any(a.name in self.dot_slices for a in args):

@@ -20,7 +20,7 @@ How it was derived (Triton 3.9.0, the release gfxhound's .venv holds; paths are 
   Line numbers move between releases; the function names and messages above are what to search for.
 - never produced: layouts an op cannot carry by construction (MMA layouts are rank >= 2, so a 1-D op such as
   tt.histogram never has one; a split's source needs its size-2 last dimension inside one thread, which an MMA
-  result never has).
+  result never has), or that the TritonGPU passes never give it (a tl.gather stays on its own blocked layout).
 
 `MMA` in a layout stands for the target's matrix-core layout (MATRIX_CORE): CDNA's MFMA, RDNA's WMMA. The CDNA
 cells were checked against 3.9.0 campaigns on gfx942/gfx950; the RDNA ones are the same reading, not yet measured.
@@ -37,7 +37,11 @@ SCAN_REFUSED = ("unsupported", "ScanLoweringHelper::isSupported takes blocked en
                 f"ScanOpToLLVM.cpp emitFastScan: 'TODO: unsupported scan layout' ({SHARED}ScanOpToLLVM.cpp, "
                 f"Triton {VERSION}; tests/fuzz/test_reach.py compiles it); a scan of such a value is compiled as "
                 "convert_layout to blocked + scan@blocked")
-NO_GENERATOR_OP = "the generator has no op for it (tl.histogram, tl.gather): no kernel asks"
+GATHER_ANCHORED = ("never", "tl.gather compiles to a tt.gather on a blocked layout of its own: TritonGPU's layout "
+                   "passes (lib/Dialect/TritonGPU/Transforms/RemoveLayoutConversions.cpp, OptimizeThreadLocality.cpp;"
+                   " GatherOp has EfficientLayoutOpInterface) keep it there, and an MMA operand (a dot result, or a "
+                   f"gather feeding a dot's accumulator) is converted to blocked first (Triton {VERSION}, measured: "
+                   "tests/fuzz/test_reach_index.py); only TTGIR or Gluon written by hand puts it on another layout")
 
 # op (the TTGIR op names that count for it: a pointer load may become amdg.buffer_load) -> where it lowers
 OPS = {
@@ -88,12 +92,12 @@ CELLS = {
               "blocked": "lowered", "linear": "lowered",
               "MMA": ("never", "a split's source holds its size-2 last dimension in one thread; an MMA result's last "
                       "dimension spans the instruction's N lanes (SplitOp verifier, lib/Dialect/Triton/IR/Ops.cpp)")},
+    # slice(MMA): a histogram of a dot result's reduction (an argmax along one axis) is lowered on the slice itself
     "histogram": {"where": SHARED + "HistogramOpToLLVM.cpp",
-                  "blocked": ("lowered", NO_GENERATOR_OP), "slice(blocked)": ("lowered", NO_GENERATOR_OP),
+                  "blocked": "lowered", "slice(blocked)": "lowered", "slice(MMA)": "lowered",
                   "MMA": ("never", "tt.histogram takes a 1-D tensor; MMA layouts are rank >= 2")},
     "gather": {"where": SHARED + "GatherOpToLLVM.cpp",
-               "blocked": ("lowered", NO_GENERATOR_OP), "linear": ("lowered", NO_GENERATOR_OP),
-               "MMA": ("lowered", NO_GENERATOR_OP)},
+               "blocked": "lowered", "linear": GATHER_ANCHORED, "MMA": GATHER_ANCHORED},
     "atomic": {"where": AMD + "LoadStoreOpToLLVM.cpp (AtomicRMWOpConversion, BufferAtomicRMWOpConversion)",
                "blocked": "lowered", "slice(blocked)": "lowered", "linear": "lowered", "MMA": "lowered",
                "slice(MMA)": "lowered"},

@@ -48,10 +48,52 @@ class ReachStatements:
                 ref = self.ref_to(env, op, 0, [], acc)
                 self.try_op(env, body, "join", [ref, self.ref_to(env, op, 1, [acc], acc)], {})
             return
+        if kind in ("histogram", "gather"):
+            return self.dot_result_index(env, body, kind, acc)
         got = self.apply(env, body, "sum" if kind == "reduce_then" else kind, acc)
         if got and kind == "reduce_then" and got[0] is not None and got[0].type.axes:
             then = draw(st.sampled_from(["scan", "expand", "max", "scan"]))
             self.apply(env, body, then, got[0], **({} if then == "expand" else {"axis": 0}))
+
+    def dot_result_index(self, env, body, kind, acc):
+        """tl.histogram of a dot result's slice (an argmax/argmin along one axis: i32 positions, in the slice of the
+        MMA layout, which HistogramOpToLLVM lowers as it is), or tl.gather of the dot result by indices made from it
+        (Triton 3.9.0 gives a gather a blocked layout of its own, so this reaches convert_layout mma->blocked)."""
+        draw = self.draw
+        if kind == "histogram":
+            got = self.apply(env, body, draw(st.sampled_from(["argmax", "argmin"])), acc)
+            if got and got[0] is not None:
+                hist = self.apply(env, body, "histogram", got[0])
+                self.keep(env, body, hist[0] if hist else None)
+            return
+        index = acc
+        if acc.type.dtype != "i32":
+            got = self.apply(env, body, "cast", acc, dtype="i32", rounding=None)
+            if not got or got[0] is None:
+                return
+            index = got[0]
+        op = REGISTRY["gather"]
+        if acc in env.candidates(op, 0, []) and index in env.candidates(op, 1, [acc.type]):
+            attrs = op.draw_attrs(draw, (acc.type, index.type), self.caps)
+            got = self.try_op(env, body, "gather", [self.ref_to(env, op, 0, [], acc),
+                                                    self.ref_to(env, op, 1, [acc], index)], attrs)
+            self.keep(env, body, got[0] if got else None)
+
+    def keep(self, env, body, value):
+        """Add `value` atomically into an output right where it was made (an exact i32 add for a histogram's
+        counts): a pure op whose result nothing reads is deleted before TTGIR, so without a user its cell is never
+        reached; atomics are order-free across programs and loop iterations, which a store in a loop is not."""
+        op, draw = REGISTRY["atomic"], self.draw
+        if value is None or "2" in value.type.axes or not self.caps.has(f"atomic:add:{value.type.dtype}"):
+            return
+        out = self.output_for(value.type.dtype, value.type.axes, "atomic")
+        if out is None or value not in env.candidates(op, 0, []) or out not in env.candidates(op, 1, [value.type]):
+            return
+        scopes = [s for s in self.caps.atomic_scopes if s != "cta"] or ["gpu"]  # programs share the address
+        attrs = {"op": "add", "sem": draw(st.sampled_from(self.caps.atomic_sems)),
+                 "scope": draw(st.sampled_from(scopes))}
+        self.try_op(env, body, "atomic", [self.ref_to(env, op, 0, [], value), self.ref_to(env, op, 1, [value], out)],
+                    attrs)
 
     def guarded_effect(self, env, body):
         """An i32 scalar atomically added to a scalar output: a side effect, so canonicalisation cannot fold the if

@@ -72,7 +72,10 @@ class Generator(ReachStatements):
                 chosen.append(value)
             else:
                 attrs = op.draw_attrs(draw, tuple(v.type for v in chosen), self.caps)
-                if self.try_op(env, body, op.name, refs, attrs) is not None:
+                got = self.try_op(env, body, op.name, refs, attrs)
+                if got is not None and op.name in odds.KEEP_OPS and odds.chance(draw, odds.KEEP_OPS[op.name]):
+                    self.keep(env, body, got[0])  # a user, so the op survives to TTGIR (reach_statements.py)
+                if got is not None:
                     return True
         return False
 

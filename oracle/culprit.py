@@ -15,8 +15,8 @@ from gfxhound.fuzz.axes import K_VIEWS
 from gfxhound.fuzz.ops import REGISTRY, ops_dot_scaled as scaled_ops  # the registry's MX format and role tables
 
 # most specific first: the slice's op whose family comes first names the wrong result
-FAMILY_ORDER = ("dot", "scan", "reduce", "cast", "atomic", "shape", "math", "select", "compare", "elementwise",
-                "constant", "memory")
+FAMILY_ORDER = ("dot", "scan", "histogram", "gather", "reduce", "cast", "atomic", "shape", "math", "select", "compare",
+                "elementwise", "constant", "memory")
 # tl.dot_scaled operand formats by what lowers them: 16-bit operands take their scale as a separate multiply, fp4
 # is unpacked in software on most targets, fp8 goes to the scaled MFMA where there is one
 FORMAT_CLASS = {"e2m1": "fp4", "e4m3": "fp8", "e5m2": "fp8", "bf16": "16-bit", "fp16": "16-bit"}
