@@ -413,3 +413,5 @@ for _kind in ("fadd", "add", "swap", "cmpswap", "smax", "smin", "umax", "umin", 
     AMDGPU[f"llvm.amdgcn.raw.ptr.buffer.atomic.{_kind}"] = _buffer_atomic
 
 from .llvm_math import MATH  # noqa: E402 - the generic half of the table
+from .gfx950 import GFX950  # noqa: E402 - gfx950's (CDNA4) additions
+AMDGPU.update(GFX950)

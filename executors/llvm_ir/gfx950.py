@@ -1,0 +1,76 @@
+"""gfx950 (CDNA4) intrinsics that Triton's AMD backend emits and earlier targets lack: a table `GFX950` (name ->
+compiler `(ins, args, kernel) -> fn(ex)`, the shape of intrinsics.AMDGPU), merged into AMDGPU by intrinsics.py.
+
+Why a module of its own: these are the CDNA4 additions a gfx950 campaign met unresolved, each with its semantics
+from AMD's CDNA4 ISA guide and its operand order from LLVM's intrinsic signature, kept apart from the
+intrinsics every target shares. An intrinsic met on another target is NotModelled: the guide cited is CDNA4's.
+
+Sources (cited below by tag):
+  [CDNA4]  AMD Instinct CDNA4 Instruction Set Architecture reference guide (gfx950), the instruction's pseudocode
+           (as extracted into tinygrad 0.14.0's tinygrad/runtime/autogen/amd/cdna/str_pcode.py):
+           V_PERMLANE32_SWAP_B32: "for lane in 0 : 31 do / tmp = VGPR[lane][SRC0.u32]; /
+           VGPR[lane][SRC0.u32] = VGPR[lane + 32][VDST.u32]; / VGPR[lane + 32][VDST.u32] = tmp / endfor".
+           V_PERMLANE16_SWAP_B32: "for pass in 0 : 1 do / for lane in 0 : 15 do / tmp =
+           VGPR[pass * 32 + lane][SRC0.u32]; / VGPR[pass * 32 + lane][SRC0.u32] =
+           VGPR[pass * 32 + lane + 16][VDST.u32]; / VGPR[pass * 32 + lane + 16][VDST.u32] = tmp".
+  [SIG]    The intrinsics' signature: llvm.amdgcn.permlane{16,32}.swap(i32 vdst_old, i32 src0_old, i1 fi,
+           i1 bound_ctrl) -> {i32 vdst_new, i32 src0_new} ("The first element of the return corresponds to the
+           swapped element of the first argument", Rust core::arch::amdgpu::permlane32_swap, which binds
+           llvm.amdgcn.permlane32.swap; MLIR's rocdl.permlane16.swap `(i32, i32) -> <(i32, i32)>`).
+
+Not modelled here, and why (so a kernel using them stays `unresolved`):
+  ds.read.tr{4,6,8,16}.b64/.b96 (DS_READ_B64_TR_B4/B8/B16, DS_READ_B96_TR_B6): the guide's pseudocode table has
+           no entry for them and no AMD text stating which LDS bytes land in which lane was found; third-party
+           summaries ("two interleaved 8x8 byte transposes") do not fix the lane mapping.
+  cvt.scalef32.*: the guide's pseudocode calls helpers (fp8_to_f32_scale(src, scale.u8), f32_to_fp8_scale, ...)
+           whose definitions (rounding, saturation, the scale's NaN/255 case) it does not give.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import lanes as L
+from .errors import NotModelled
+from .values import lanes_of
+
+_I32_PAIR = ("s", (("i", 32), ("i", 32)))
+
+
+def _waves(ex, value):
+    """[n] lane array as [workgroups, wave size] (as intrinsics._waves; not imported: intrinsics imports this)."""
+    return np.asarray(lanes_of(value, ex.n)).reshape(ex.n // ex.kernel.wave_size, ex.kernel.wave_size)
+
+
+def _flag(operand, what):
+    """An i1 immediate operand (fi, bound_ctrl are ImmArg in [SIG]) as a bool; a lane-varying one is NotModelled."""
+    if operand[0] != "c":
+        raise NotModelled(f"{what} that is not a constant")
+    return bool(int(operand[2] or 0))
+
+
+def _permlane_swap(fn, name):
+    """A compiler for llvm.amdgcn.permlane{16,32}.swap: both old values moved into their waves ([W, 64]), swapped by
+    `fn` (lanes.permlane16_swap / permlane32_swap, which follow [CDNA4]'s pseudocode: vdst_new[hi] = src0_old[lo],
+    src0_new[lo] = vdst_old[hi] for each lane pair (lo, hi)), and returned as the struct {vdst_new, src0_new} [SIG]
+    (a struct value is a tuple of lane arrays, as extractvalue reads it)."""
+    def compile_(ins, args, kernel):
+        if kernel.arch != "gfx950":
+            raise NotModelled(f"{name} on {kernel.arch} (modelled from the CDNA4 guide, gfx950 only)")
+        if ins.ty != _I32_PAIR:
+            raise NotModelled(f"{name} returning {ins.ty}")
+        fi = _flag(ins.ops[2], f"{name} with an fi")
+        bound_ctrl = _flag(ins.ops[3], f"{name} with a bound_ctrl")
+
+        def run(ex):
+            vdst = _waves(ex, args[0](ex)).astype(np.uint32)
+            src0 = _waves(ex, args[1](ex)).astype(np.uint32)
+            new_vdst, new_src0 = fn(vdst, src0, fi, bound_ctrl, _waves(ex, ex.mask).astype(bool))
+            return np.ascontiguousarray(new_vdst).reshape(ex.n), np.ascontiguousarray(new_src0).reshape(ex.n)
+        return run
+    return compile_
+
+
+GFX950 = {
+    "llvm.amdgcn.permlane32.swap": _permlane_swap(L.permlane32_swap, "permlane32.swap"),
+    "llvm.amdgcn.permlane16.swap": _permlane_swap(L.permlane16_swap, "permlane16.swap"),
+}
