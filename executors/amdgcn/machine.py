@@ -123,8 +123,9 @@ def _regs_needed(width: int) -> int:
     return max(1, (width + 31) // 32)
 
 
-def reader(op, width: int, mn: str, hazard=None):
-    """A function wave -> raw bits of `op` at `width`: an int (uniform) or a uint64/object array of 64 lanes."""
+def reader(op, width: int, mn: str, hazard=None, typed: int = 0):
+    """A function wave -> raw bits of `op` at `width`: an int (uniform) or a uint64/object array of 64 lanes; neg/abs
+    act on the sign bit of the operand's type (`typed` bits: 16 for a 16-bit float read from a 32-bit register)."""
     neg = ab = False
     if isinstance(op, Src):
         if op.sext:
@@ -162,7 +163,7 @@ def reader(op, width: int, mn: str, hazard=None):
         raise NotModelled(mn, f"operand {op}")
     if not (neg or ab):
         return base
-    return lambda w: negabs(base(w), width, neg, ab)
+    return lambda w: negabs(base(w), typed or width, neg, ab)
 
 
 def negabs(value, width: int, neg: bool, ab: bool):

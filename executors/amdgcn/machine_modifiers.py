@@ -100,9 +100,10 @@ def dpp_write_lanes(ins):
     return lanes, src, in_range
 
 
-def dpp_source(ins, op_, width: int, mn: str, float_op: bool, hazard=None):
+def dpp_source(ins, op_, width: int, mn: str, float_op: bool, hazard=None, typed: int = 0):
     """The reader of a DPP instruction's src0: every lane takes its source lane's raw bits (zero where the source
-    is invalid: such a lane is written only under BOUND_CTRL), then neg/abs."""
+    is invalid: such a lane is written only under BOUND_CTRL), then neg/abs on the sign bit of the operand's type
+    (`typed` bits; default `width`)."""
     base, neg, ab, _ = _unwrap(op_, mn, float_op)
     if getattr(base, "file", None) != "v":
         raise NotModelled(mn, f"DPP src0 {base} (must be a VGPR)")
@@ -112,19 +113,20 @@ def dpp_source(ins, op_, width: int, mn: str, float_op: bool, hazard=None):
     def get(w):
         value = np.broadcast_to(np.asarray(raw(w), np.uint64), (64,))
         valid = in_range & w.lanes()[src]
-        return negabs(np.where(valid, value[src], np.uint64(0)), width, neg, ab)
+        return negabs(np.where(valid, value[src], np.uint64(0)), typed or width, neg, ab)
     return get
 
 
 # ---- SDWA -----------------------------------------------------------------------------------------------------
-def sdwa_source(ins, field: str, op_, width: int, mn: str, float_op: bool, hazard=None):
+def sdwa_source(ins, field: str, op_, width: int, mn: str, float_op: bool, hazard=None, typed: int = 0):
     """The reader of an SDWA source: the selected byte or word of the 32-bit register, zero-extended, or
-    sign-extended under sext(); then neg/abs (float ops)."""
+    sign-extended under sext(); then neg/abs (float ops) on the sign bit of the operand's type (`typed` bits: 16 for
+    a source the pseudocode reads as S0.f16; default `width`)."""
     base, neg, ab, sext = _unwrap(op_, mn, float_op, allow_sext=True)
     shift, bits = SEL[ins.mod(field, "DWORD")]
     raw = reader(base, 32 if width <= 32 else width, mn, hazard)
     if bits == 32 and width <= 32:
-        return lambda w: negabs(raw(w), width, neg, ab)
+        return lambda w: negabs(raw(w), typed or width, neg, ab)
     if width > 32:
         raise NotModelled(mn, f"an SDWA select on a {width}-bit operand")
     keep, sign = (1 << width) - 1, 1 << (bits - 1)
@@ -135,7 +137,7 @@ def sdwa_source(ins, field: str, op_, width: int, mn: str, float_op: bool, hazar
         v = (np.asarray(v, np.uint64) >> np.uint64(shift)) & np.uint64((1 << bits) - 1)
         if sext:
             v = np.where(v & np.uint64(sign), v | np.uint64(~((1 << bits) - 1) & M32), v)
-        v = negabs(v & np.uint64(keep), width, neg, ab)
+        v = negabs(v & np.uint64(keep), typed or width, neg, ab)
         return int(v) if scalar else v
     return get
 

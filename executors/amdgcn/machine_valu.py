@@ -61,19 +61,28 @@ def _allowed(ins, op) -> set:
     return allowed
 
 
+def typed_width(op, name: str) -> int:
+    """The bits of the type the pseudocode reads source `name` as, where it reads it as one 16-bit type only
+    (`S0.f16`, `S1.b16`): neg/abs then act on bit 15 (the ISA's input modifiers negate and take the absolute value
+    of the operand as the instruction's type; op.widths holds the 32-bit register read). 0: the register width."""
+    bits = {int(b) for b in re.findall(rf"\b{name}\.[a-z]+(\d+)\b", op.text)}
+    return 16 if bits == {16} else 0
+
+
 def _source(ins, op, name, o, width, mn, is_float, packed):
     hazard = _hazard(ins.index)
+    typed = typed_width(op, name) if is_float else 0
     if ins.encoding == "dpp" and name == "S0":
-        return dpp_source(ins, o, width, mn, is_float, hazard)
+        return dpp_source(ins, o, width, mn, is_float, hazard, typed)
     if ins.encoding == "sdwa" and name in ("S0", "S1"):
-        return sdwa_source(ins, "src0_sel" if name == "S0" else "src1_sel", o, width, mn, is_float, hazard)
+        return sdwa_source(ins, "src0_sel" if name == "S0" else "src1_sel", o, width, mn, is_float, hazard, typed)
     k = ("S0", "S1", "S2").index(name) if name in ("S0", "S1", "S2") else None
     if packed and k is not None:
         return packed_source(ins, o, k, width // 2, mn, is_float, hazard)
     if k is not None and ins.mod("op_sel") is not None and "OPSEL" not in op.inputs:
         half = 16 if _HALF_OPERAND.search(mn) else width
         return op_sel_source(o, k, ins.mod("op_sel"), half, mn, is_float, hazard)
-    return reader(o, width, mn, hazard)
+    return reader(o, width, mn, hazard, typed)
 
 
 def _high_half_policy(ins, op, mn):
