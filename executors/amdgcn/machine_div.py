@@ -39,8 +39,8 @@ def _div_scale(ins):
     def exponent(x):
         return (x.astype(ft).view(ut).astype(np.int64) >> spec["mbits"]) & ((1 << spec["ebits"]) - 1)
 
-    def denorm(x):
-        return (x != 0) & (np.abs(x) < spec["smallest"])
+    def denorm(x, smallest=spec["smallest"]):
+        return (x != 0) & (np.abs(x) < smallest)
 
     def step(w):
         lanes = w.lanes()
@@ -61,8 +61,10 @@ def _div_scale(ins):
         case((c == 0) | (b == 0), False, np.full(64, np.nan))
         case(exponent(c) - exponent(b) >= spec["far"], True, up, a == b)
         case(denorm(b), False, up)
-        case(denorm(recip) & denorm(quot), True, up, a == b)
-        case(denorm(recip), False, down)
+        # the text compares the reciprocal with DENORM.f64 for both widths ("1.0 / 64'F(S1.f32) == DENORM.f64"):
+        # an f32 denominator's reciprocal is never an f64 denormal, so these two cases are f64's alone
+        case(denorm(recip, 2.0 ** -1022) & denorm(quot), True, up, a == b)
+        case(denorm(recip, 2.0 ** -1022), False, down)
         case(denorm(quot), True, up, a == c)
         case(exponent(c) <= spec["tiny"], False, up)
         result = out.astype(ft).view(ut).astype(np.uint64)
@@ -106,11 +108,41 @@ def _div_fmas(ins):
         factor = np.where(expo > bias, scale, -scale)
         with np.errstate(all="ignore"):
             scaled = np.ldexp(fused.astype(ut).view(ft), factor).astype(ft).view(ut).astype(np.uint64)
+        for lane in np.flatnonzero(set_ & lanes):
+            exact = _scaled_fma([raw[k][lane] for k in range(3)], ft, ut, int(factor[lane]))
+            if exact is not None:
+                scaled[lane] = exact
         put(w, np.where(set_, scaled, fused), lanes)
         w.pc += 1
     step.decisions = (34,)
     step.outputs = 1
     return step
+
+
+def _scaled_fma(bits, ft, ut, factor):
+    """2^factor * (S0 * S1 + S2) rounded once to `ft` (nearest, ties to even), from the operands' raw bits; None
+    where an operand is not finite or the sum is an exact zero (the fma's own result, scaled, then stands)."""
+    from fractions import Fraction
+    a, b, c = (float(np.asarray(x, np.uint64).astype(ut).view(ft)) for x in bits)
+    if not all(np.isfinite(v) for v in (a, b, c)):
+        return None
+    exact = (Fraction(a) * Fraction(b) + Fraction(c)) * Fraction(2) ** factor
+    if ft is np.float64:
+        value = float(exact) if abs(exact) < Fraction(2) ** 1024 else float("inf") * (1 if exact > 0 else -1)
+        return np.uint64(np.float64(value).view(np.uint64))
+    if exact == 0:  # an exact zero: the fma's own signed zero, which scaling keeps
+        return None
+    size = abs(exact)
+    e = size.numerator.bit_length() - size.denominator.bit_length()
+    if Fraction(2) ** e > size:
+        e -= 1
+    quantum = Fraction(2) ** (max(e, -126) - 23)
+    q = size / quantum
+    n = q.numerator // q.denominator
+    rest = q - n
+    n += 1 if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2) else 0
+    value = float(n * quantum) if n * quantum < Fraction(2) ** 128 else float("inf")
+    return np.uint64(np.float32(-value if exact < 0 else value).view(np.uint32))
 
 
 DIV_STEPS = {**{name: _div_scale for name in _SPEC}, "v_div_fmas_f32": _div_fmas, "v_div_fmas_f64": _div_fmas}

@@ -72,9 +72,11 @@ def step_info(ins, valu: bool, outputs: int = 1) -> StepInfo:
         (writes if valu and k < outputs else reads).update(_regs(op))
     if valu and mn.startswith("v_cmpx"):
         writes.add("exec")
-    if valu and ins.encoding in ("e32", "") and any(n in mn for n in ("_co_", "v_div_scale", "v_cmp_")) \
+    # the e32 forms write VCC without naming it; v_div_scale is VOP3B only and writes the SDST it names (with
+    # s[0:1] there, VCC is not written and rule 4 does not apply to a v_div_fmas after it)
+    if valu and ins.encoding in ("e32", "") and any(n in mn for n in ("_co_", "v_cmp_")) \
             and not any(_regs(o) == {"vcc"} for o in ops[:outputs]):
-        writes.add("vcc")   # the e32 forms write VCC without naming it
+        writes.add("vcc")
     lane = frozenset(_regs(ops[2])) if mn in ("v_readlane_b32", "v_writelane_b32") and len(ops) > 2 else frozenset()
     dpp_src = frozenset(_regs(ops[outputs])) if ins.encoding == "dpp" and len(ops) > outputs else frozenset()
     nops = int(ops[0].value) + 1 if mn == "s_nop" and ops else 1
