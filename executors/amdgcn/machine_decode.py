@@ -12,6 +12,7 @@ from gfxhound.executors.amdgcn.machine import (CACHE_MODS, M32, M64, NOOPS, _FLO
                                      writer)
 from gfxhound.executors.amdgcn.machine_buffer import buffer_step
 from gfxhound.executors.amdgcn.machine_div import DIV_STEPS
+from gfxhound.executors.amdgcn.machine_hwreg import HWREG_STEPS, guard_narrow_float
 from gfxhound.executors.amdgcn.machine_lanes import SPECIAL
 from gfxhound.executors.amdgcn.machine_mfma import mfma_step
 from gfxhound.executors.amdgcn.machine_private import scratch_step
@@ -71,7 +72,12 @@ def _barrier(w):
 
 
 def decode(ins):
-    """The step of one Instruction; raises NotModelled (naming it) for what the machine does not run."""
+    """The step of one Instruction; raises NotModelled (naming it) for what the machine does not run. A step
+    with a 16-bit float result refuses to run while MODE bit 23 is set (machine_hwreg.py)."""
+    return guard_narrow_float(ins, _decode(ins))
+
+
+def _decode(ins):
     mn = ins.mnemonic
     if ins.encoding == "e64_dpp":
         raise NotModelled(ins.name, "VOP3 DPP (a gfx11+ encoding)")
@@ -87,6 +93,8 @@ def decode(ins):
         return mfma_step(ins)
     if mn in DIV_STEPS:
         return DIV_STEPS[mn](ins)
+    if mn in HWREG_STEPS:
+        return HWREG_STEPS[mn](ins)
     special = SPECIAL.get(mn)
     if special:
         step = special(ins)
@@ -182,7 +190,9 @@ def _smem(ins, op):
         soff, offset = (lambda w: 0), (int(off.value) + extra) & M32
     else:
         soff, offset = reader(off, 32, mn, _hazard(ins.index)), extra & M32
-    dest = {("s", sdata.index + k) for k in range(sdata.count)}
+    # a load into VCC, EXEC or M0 (`s_load_dwordx2 vcc, ...`) is not tracked for wait hazards: reads of those
+    # registers take no hazard check (machine.reader)
+    dest = {("s", sdata.index + k) for k in range(sdata.count)} if isinstance(sdata, Reg) else set()
 
     def step(w):
         out = op.run({"SBASE": base(w), "SOFFSET": soff(w), "OFFSET": offset}, memory=Port(w.mem, ins))
@@ -276,7 +286,7 @@ def _ds(ins, op):
     put = writer(dst, op.widths["RETURN_DATA"], mn) if dst is not None else None
     if put is not None:
         reads.append(("RETURN_DATA", reader(dst, op.widths["RETURN_DATA"], mn)))
-    dest = {("v", dst.index + k) for k in range(dst.count)} if dst is not None else set()
+    dest = {("v", dst.index + k) for k in range(dst.count)} if isinstance(dst, Reg) else set()
 
     def step(w):
         if w.lds is None:

@@ -1,6 +1,7 @@
 """Cross-lane and AGPR moves for machine_decode.py: instructions whose pseudocode reads or writes other lanes'
-VGPRs (``v_readlane/writelane/readfirstlane_b32``, ``ds_permute/bpermute_b32``), which pcode.py leaves to the
-machine, done here as the guide's text and prose say; and the AGPR moves ``v_accvgpr_read/write/mov_b32``."""
+VGPRs (``v_readlane/writelane/readfirstlane_b32``, ``ds_permute/bpermute_b32``; ``ds_swizzle_b32`` from
+machine_swizzle.py), which pcode.py leaves to the machine, done here as the guide's text and prose say; and the
+AGPR moves ``v_accvgpr_read/write/mov_b32``."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,6 +9,7 @@ import numpy as np
 from gfxhound.executors.amdgcn.asm_operands import Imm, Reg
 from gfxhound.executors.amdgcn.machine import M32, NotModelled, reader, writer
 from gfxhound.executors.amdgcn.machine import _check_modifiers, _hazard, _record
+from gfxhound.executors.amdgcn.machine_swizzle import swizzle_step
 
 
 def _lane_sel(o, mn):
@@ -92,6 +94,6 @@ def _permute(ins):
     return step
 
 
-SPECIAL = {"ds_bpermute_b32": _permute, "ds_permute_b32": _permute, "v_readlane_b32": _readlane,
-           "v_writelane_b32": _writelane, "v_readfirstlane_b32": _readfirstlane,
+SPECIAL = {"ds_bpermute_b32": _permute, "ds_permute_b32": _permute, "ds_swizzle_b32": swizzle_step,
+           "v_readlane_b32": _readlane, "v_writelane_b32": _writelane, "v_readfirstlane_b32": _readfirstlane,
            "v_accvgpr_read_b32": _accmove, "v_accvgpr_write_b32": _accmove, "v_accvgpr_mov_b32": _accmove}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gfxhound.executors.amdgcn.asm_operands import Special
+from gfxhound.executors.amdgcn.asm_operands import Reg, Special
 from gfxhound.executors.amdgcn.machine import CACHE_MODS, M32, MachineFault, NotModelled, _check_modifiers, _hazard, _record
 from gfxhound.executors.amdgcn.machine import reader, writer
 
@@ -88,7 +88,7 @@ def scratch_step(ins, op):
     put = writer(dst, op.widths[out_name], mn) if dst is not None else None
     if put is not None and out_name in op.inputs:   # d16 loads keep the other half
         reads.append((out_name, reader(dst, op.widths[out_name], mn)))
-    dest = {("v", dst.index + k) for k in range(dst.count)} if dst is not None else set()
+    dest = {("v", dst.index + k) for k in range(dst.count)} if isinstance(dst, Reg) else set()
     offset = int(ins.mod("offset", 0))
 
     def step(w):
