@@ -66,6 +66,15 @@ def add_emulate(sub):
                    help=".ll only: for each llc level whose machine code computes something other than the IR "
                         "executor, name the part of LLVM that makes it wrong (-opt-bisect-limit and -global-isel, "
                         "each run judged on the machine; oracle/llvm_layer.py)")
+    p.add_argument("--draft", metavar="DIR", default=None,
+                   help=".ll only: when llc's code at some level computes something other than the IR executor (the "
+                        "reference, never the vote), write an llvm/llvm-project issue draft, DIR/draft.md and "
+                        "DIR/reduced.ll (the module as given), compared on gfx942 and gfx950 and with its LLVM layer "
+                        "named; check it with `gfxhound report DIR --check`")
+    p.add_argument("--witness", metavar="REGEX", default=None,
+                   help="with --draft: a PCRE matched over llc's whole .s (grep -Pzq) that holds while the bug is "
+                        "there, e.g. the instruction whose result is stored unmasked; the draft's command block "
+                        "ends in `! grep -Pzq REGEX reduced.s`, so it exits 1 with the bug and 0 once fixed")
     p.add_argument("--json", action="store_true",
                    help="one JSON object on stdout (format gfxhound.emulate/1) instead of the table")
     p.set_defaults(func=run_emulate)
@@ -157,6 +166,7 @@ def run_emulate(args) -> int:
     if not Path(args.file).is_file():
         raise UserError(f"{args.file}: no such file")
     block, spec = _block(args.block), _spec_text(args.launch)
+    _draft_arguments(args, suffix)
     try:
         result = (_run_ll if suffix in LL else _run_machine_code)(args, block, spec)
     except (LaunchError, CodegenError) as exc:
@@ -173,7 +183,53 @@ def run_emulate(args) -> int:
                 print(f"  {step}")
     if args.reduce:
         _reduce(args, result, spec, suffix)
+    if args.draft:
+        _draft(args, result, spec, block)
     return result.exit_code
+
+
+def _draft_arguments(args, suffix):
+    """--draft and --witness, checked before anything compiles."""
+    if args.draft is None and args.witness is None:
+        return
+    if args.draft is None:
+        raise UserError("--witness goes with --draft DIR: it is the pattern the draft's command block looks for")
+    if args.witness is None:
+        raise UserError("--draft needs --witness REGEX: which instructions in llc's assembly are the bug is a "
+                        "person's reading, and the draft's command block exits 1 only while they match")
+    if suffix not in LL:
+        raise UserError("--draft: only an LLVM IR module (.ll) goes through llc, whose code the draft shows")
+    if not args.witness.strip():
+        raise UserError("--witness: an empty pattern matches any assembly, fixed or not: give the instructions")
+    try:
+        re.compile(args.witness)
+    except re.error as exc:
+        raise UserError(f"--witness {args.witness!r}: not a regular expression ({exc})") from None
+    if Path(args.draft).exists() and not Path(args.draft).is_dir():
+        raise UserError(f"--draft {args.draft}: not a directory")
+
+
+def _draft(args, result, spec, block):
+    """The llvm/llvm-project draft (report/draft_wrongcode.py) into --draft DIR, or one line saying why none."""
+    from gfxhound.executors.amdgcn.codegen import find_llc
+    from gfxhound.report import draft_wrongcode, drafts
+    levels = _levels(args.opt, _tritons(args) + args.asm)
+    out = sys.stdout if not args.json else sys.stderr
+    try:
+        draft = draft_wrongcode.build(Path(args.file), spec, levels, result.mcpu, args.witness, find_llc(args.llc),
+                                      result.kernel, result.launch.seed, block, primary=result)
+    except draft_wrongcode.NothingToDraft as exc:
+        print(f"--draft: no draft: {exc}", file=sys.stderr)
+        return
+    path = drafts.write(draft, Path(args.draft))
+    print(f"draft: {path} ({draft.upstream}: {draft.title})", file=out)
+    if draft.reproduced:
+        print("draft: its command block exits 1 here (the witness matches llc's code); check it as a maintainer "
+              f"would with `gfxhound report {Path(args.draft)} --check`", file=out)
+    else:
+        print(f"warning: --witness does not match: {draft.check}; the draft is not ready", file=sys.stderr)
+    if draft.leaks:
+        print(f"warning: the draft still names {', '.join(draft.leaks)}: edit it before filing", file=sys.stderr)
 
 
 def _reduce(args, result, spec, suffix):

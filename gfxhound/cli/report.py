@@ -36,7 +36,8 @@ DRAFTED_VERDICTS = ("ice", "unsupported", "timeout", "miscompile", "runtime_faul
 def add_report(sub):
     rep = sub.add_parser("report", help="write an issue draft for a finding (never filed automatically)",
                          epilog=EXIT_CODES)
-    rep.add_argument("id", help="the finding (its id or a unique prefix)")
+    rep.add_argument("id", help="the finding (its id or a unique prefix); with --check also a folder holding a "
+                                "draft.md (`gfxhound emulate FILE.ll --draft DIR` writes one)")
     rep.add_argument("--upstream", choices=["triton", "llvm"],
                      help="the project the draft is for (default: llvm when a reduced .ll shows the bug in LLVM code "
                           "generation: an llc crash, or a memory-model defect through Triton's code generator)")
@@ -57,7 +58,8 @@ def add_report(sub):
     check = rep.add_argument_group("checking the existing draft in a maintainer's sandbox (docs/sandbox.md)")
     check.add_argument("--check", action="store_true",
                        help="run every block of the finding's draft as pasted, in a venv holding only what the draft "
-                            "says to install, without network or project files; exit 0 ready, 1 not ready")
+                            "says to install, without network or project files; exit 0 ready, 1 not ready. ID may "
+                            "be a folder holding draft.md: its other files are the attachments, with no bisection")
     check.add_argument("--wheelhouse", metavar="DIR",
                        help="the local wheels the sandbox installs from with pip --no-index (default: "
                             "$GFXHOUND_CACHE/wheelhouse)")
@@ -103,6 +105,8 @@ def cmd_report(args):
         return _record_with(args)
     if args.check:
         return cmd_check(args)
+    if _draft_folder(args.id):
+        raise UserError(f"{args.id} is a draft's folder, not a finding: give --check to run it in the sandbox")
     from gfxhound.cli.triage import open_triage
     from gfxhound.report import drafts
     python = check_python(args.python)
@@ -205,11 +209,21 @@ def _drafted(args, finding, draft, path):
         print(f"gfxhound: the draft still names {', '.join(draft.leaks)}: edit it before filing", file=sys.stderr)
 
 
+def _draft_folder(argument: str) -> "Path | None":
+    """The folder `argument` names when it holds a draft.md (a draft outside the corpus: `emulate --draft DIR`)."""
+    folder = Path(argument)
+    return folder if folder.is_dir() and (folder / "draft.md").is_file() else None
+
+
 def cmd_check(args):
-    """`gfxhound report ID --check`: the finding's existing draft, run in the sandbox (report/sandbox.py)."""
-    import json
-    import gfxhound
+    """`gfxhound report ID --check`: the finding's existing draft, run in the sandbox (report/sandbox.py); or
+    `gfxhound report DIR --check`: DIR/draft.md, its other files as attachments, no bisection."""
     from gfxhound.report import sandbox
+    folder = _draft_folder(args.id)
+    if folder is not None:
+        if args.out:
+            raise UserError(f"--out names a finding's draft folder; {args.id} is one already: drop --out")
+        return _check(args, sandbox, folder, None, [], _checkout())
     corpus = existing_corpus(args.corpus)
     finding = corpus.get(args.id)
     pointer = corpus.drafted_with(finding.signature)
@@ -222,10 +236,24 @@ def cmd_check(args):
     if not draft.is_file():
         raise UserError(f"{finding.signature[:8]} has no draft at {draft}: run `gfxhound report "
                         f"{finding.signature[:8]}` first")
+    return _check(args, sandbox, folder, finding.signature, corpus.bisections(finding.signature),
+                  _checkout() + [corpus.root.resolve()])
+
+
+def _checkout() -> list:
+    """The project a block must not see: this checkout (not the site-packages of an installed gfxhound)."""
+    import gfxhound
+    checkout = Path(gfxhound.__file__).resolve().parent.parent
+    return [checkout] if (checkout / "pyproject.toml").exists() else []
+
+
+def _check(args, sandbox, folder, signature, bisections, hide):
+    """The sandbox's run of folder/draft.md (the other files beside it: its attachments), printed; 0 ready, 1 not."""
+    import json
+    draft = folder / "draft.md"
     cache = Path(cache_dir())
     wheelhouse = Path(args.wheelhouse) if args.wheelhouse else cache / "wheelhouse"
     markdown = draft.read_text()
-    bisections = corpus.bisections(finding.signature)
     log = (lambda line: print(f"gfxhound: {line}", file=sys.stderr))
     if args.fetch_wheels:
         try:
@@ -233,10 +261,8 @@ def cmd_check(args):
                 sandbox.sandbox_env.fetch(wheelhouse, requirements, log=log)
         except sandbox.SandboxError as exc:
             raise UserError(str(exc)) from None
-    checkout = Path(gfxhound.__file__).resolve().parent.parent  # the project a block must not see
-    hide = [checkout] if (checkout / "pyproject.toml").exists() else []  # not site-packages of an installed one
     settings = sandbox.Settings(wheelhouse=wheelhouse, cache=cache / "sandbox", timeout=args.timeout,
-                                hide=hide + [corpus.root.resolve()], lld=default_lld(), log=log)
+                                hide=hide, lld=default_lld(), log=log)
     attachments = {p.name: p.read_text(errors="replace") for p in sorted(folder.iterdir())
                    if p.is_file() and p.name != "draft.md"}
     try:
@@ -247,8 +273,8 @@ def cmd_check(args):
     except sandbox.SandboxError as exc:
         raise UserError(str(exc)) from None
     if args.json:
-        print(json.dumps({"format": sandbox.FORMAT, "signature": finding.signature, **result.to_json()}, indent=1))
+        print(json.dumps({"format": sandbox.FORMAT, "signature": signature, **result.to_json()}, indent=1))
     else:
-        print(f"{finding.signature}: {draft}")
+        print(f"{signature or folder}: {draft}")
         print("\n".join(sandbox.lines(result)))
     return 0 if result.ready else 1

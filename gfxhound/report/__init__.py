@@ -2,4 +2,4 @@
 and resource comparison, and the nightly run with its summary."""
 
 # the modules other packages may import (tests/ground/test_layering.py checks it)
-__all__ = ["drafts", "nightly", "perf", "sandbox", "triage", "verify"]
+__all__ = ["draft_wrongcode", "drafts", "nightly", "perf", "sandbox", "triage", "verify"]

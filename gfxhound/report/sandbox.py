@@ -75,6 +75,11 @@ class Result:
                 "last_good": self.last_good, "blocks": self.blocks}
 
 
+def _at(release: str) -> str:
+    """Where the blocks ran, in the verdict's words: at a Triton release, or with the tools alone."""
+    return f"at triton {release}" if release else "with no Python package (the tools from /usr/bin)"
+
+
 def _version(text: str) -> tuple:
     return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
 
@@ -123,7 +128,7 @@ class _Session:
         """{block index: (Ran, normalised output)} for every command block, in order."""
         release = self.requirements.get("triton", "")
         extra = {}
-        if _version(release) < EXTERNAL_LLD_BEFORE and self.settings.lld:
+        if release and _version(release) < EXTERNAL_LLD_BEFORE and self.settings.lld:
             extra["TRITON_HIP_LLD_PATH"] = self.settings.lld
             said = "as the draft says" if self.plan.lld_from_draft else "the draft does not say to"
             self.notes.append(f"TRITON_HIP_LLD_PATH={self.settings.lld} set by the check for triton {release}: "
@@ -222,13 +227,13 @@ def check(markdown: str, settings: Settings, attachments: dict | None = None, bi
     fence = sandbox_env.isolation()
     runs, base, installed = {}, {}, []
     last_good = {"release": plan.last_good or None, "origin": plan.last_good_origin, "ran": False}
-    if plan.release and plan.commands:
+    if (plan.release or plan.tools_only) and plan.commands:
         session = _Session(plan, plan.requirements, settings, notes)
         installed = sandbox_env.installed(session.venv)
         runs = session.run()
         evidence = [i for i, (ran, _) in runs.items() if ran.rc == EXIT_PRESENT]
         if not evidence:
-            reasons.append(f"no block exits 1 at triton {plan.release}: nothing shows the bug by its exit code ("
+            reasons.append(f"no block exits 1 {_at(plan.release)}: nothing shows the bug by its exit code ("
                            + ", ".join(f"block {i} exits {r.rc}" for i, (r, _) in runs.items()) + ")")
         reasons += _claims(plan, runs, plan.release)
         if evidence and plan.last_good and plan.last_good != plan.release:
@@ -281,7 +286,7 @@ def lines(result: Result) -> "list[str]":
             at = "did not finish" if row["rc"] is None else f"exit {row['rc']}"
             tail = f"; at {result.last_good['release']} (last good): exit {row['last_good_rc']}" \
                 if "last_good_rc" in row else ""
-            out.append(f"{head}: ran at triton {result.release}: {at} ({row['seconds']:.1f} s){tail}")
+            out.append(f"{head}: ran {_at(result.release)}: {at} ({row['seconds']:.1f} s){tail}")
         elif row["role"] == "command":
             out.append(f"{head}: not run")
         elif row["role"] == "output" and "missing" in row:

@@ -38,6 +38,7 @@ class Plan:
     reasons: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     lld_from_draft: bool = False
+    tools_only: bool = False  # its commands run no Python (llc and grep, an LLVM draft): no Triton to install
 
     @property
     def commands(self) -> list:
@@ -138,10 +139,22 @@ def _requirements(plan: Plan, markdown: str, torch_pin: str) -> None:
         plan.requirements["torch"] = torch_pin  # never an unpinned torch: pip would pick a CUDA build
         plan.origins["torch"] += f"; no version given: {torch_pin}, the check's pin"
         plan.notes.append(f"the draft names torch without a version: {torch_pin} used")
-    if not plan.requirements.get("triton"):
+    if not plan.requirements and not _runs_python(plan):
+        plan.tools_only = True
+        plan.notes.append("the draft's commands run no Python: no Triton release to install (a venv holding "
+                          "nothing; the tools come from /usr/bin)")
+    elif not plan.requirements.get("triton"):
         plan.reasons.append("the draft names no Triton release to install (no `pip install triton==V`, no "
                             "`- triton-V` under Environment)")
         plan.requirements.pop("triton", None)
+
+
+def _runs_python(plan: Plan) -> bool:
+    """Whether a reader needs Python for the draft: a Python block, or a command that runs python or pip."""
+    if any(b.lang == "python" for b in plan.blocks):
+        return True
+    return any(re.match(r"^\s*(?:sudo\s+)?(?:\S*/)?(?:python[\d.]*|pip3?)(?:\s|$)", line)
+               for block in plan.commands for line in command_lines(block.text))
 
 
 def _imports(plan: Plan) -> None:

@@ -134,9 +134,10 @@ def ensure_venv(cache: Path, requirements: dict, wheelhouse: Path, python: str =
         if marker.exists():
             return target
         _remove(target)  # a half-built one from an interrupted run
-        _resolvable(requirements, wheelhouse, python)
+        if requirements:  # a draft that runs no Python (llc and grep) installs nothing
+            _resolvable(requirements, wheelhouse, python)
         if log:
-            log(f"building the sandbox venv for {pins(requirements)} (once; cached in {target})")
+            log(f"building the sandbox venv for {pins(requirements) or 'nothing'} (once; cached in {target})")
         start = time.time()
         env = _clean_env()
         try:
@@ -144,7 +145,8 @@ def ensure_venv(cache: Path, requirements: dict, wheelhouse: Path, python: str =
                           capture_output=True, env=env)
             proc = procgroup.run([str(target / "bin" / "python"), "-m", "pip", "install", "--no-index",
                                   "--find-links", str(wheelhouse), "--only-binary=:all:", *_specs(requirements)],
-                                 capture_output=True, text=True, timeout=PIP_TIMEOUT_S, env=env)
+                                 capture_output=True, text=True, timeout=PIP_TIMEOUT_S, env=env) \
+                if requirements else subprocess.CompletedProcess([], 0, "", "")
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
             _remove(target)
             raise SandboxError(f"cannot build the sandbox venv for {pins(requirements)}: {str(exc)[:200]}") from None
