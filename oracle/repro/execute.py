@@ -61,6 +61,9 @@ ARCH = {arch!r}
 # compile helpers (gfxhound/compat.py) that build the kernel for ARCH without a GPU; None for other findings
 EMULATOR = {emulator!r}
 COMPAT = {compat!r}
+# a finding in the machine code LLVM made of the kernel (the IR executor agreed with torch): the embedded executor
+# runs the LLVM IR only, so without an AMD GPU this script cannot show it
+MACHINE_CODE = {machine_code!r}
 
 
 {emulated_fn}
@@ -92,6 +95,11 @@ def child():
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         kernel = module.kernel
+        if mode == "emulate" and MACHINE_CODE:
+            print("gfxhound-cannot-test: the finding is in LLVM's machine code for " + ARCH + " and the embedded "
+                  "executor runs the LLVM IR only: run it on an AMD GPU (--gpu), or with gfxhound's machine-code "
+                  "executor (gfxhound emulate on the kernel's .llir)", file=sys.stderr)
+            sys.exit(EXIT_CANNOT_TEST)
         if mode == "emulate":
             try:
                 kernel = emulated(kernel, [a for a in ARGS if a["kind"] != "constexpr"])
@@ -287,9 +295,11 @@ EMULATED_FN = '''def emulated(kernel, launch_args):
 
 def _emulation(execution: dict) -> dict:
     """The template's emulation fields: the executor and compile helpers for an emulate finding, else None."""
+    from gfxhound.signature import MACHINE_CODE_STAGE
+    machine_code = execution.get("stage") == MACHINE_CODE_STAGE
     if execution.get("backend") != "emulate":
         return {"arch": execution.get("target"), "emulator": None, "compat": None, "emulate_usage": "",
-                "emulated_fn": EMULATED_FN}
+                "emulated_fn": EMULATED_FN, "machine_code": machine_code}
     import json
 
     from gfxhound.embedded import SOURCES
@@ -299,7 +309,7 @@ def _emulation(execution: dict) -> dict:
     usage = ("\n       python repro.py --emulate     run gfxhound's CPU executor on the AMD LLVM IR (the default "
              "without an AMD GPU)\n       python repro.py --gpu         launch on this machine's GPU")
     return {"arch": execution["target"], "emulator": blob, "compat": SOURCES["llc_text"] + "\n" + SOURCES["compat"],
-            "emulate_usage": usage, "emulated_fn": EMULATED_FN}
+            "emulate_usage": usage, "emulated_fn": EMULATED_FN, "machine_code": machine_code}
 
 
 QUOTED = re.compile(r"\[(\d+)\] expected ([^\s,;]+)")

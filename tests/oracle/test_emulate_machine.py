@@ -5,7 +5,10 @@ edited the way an LLVM bug would leave it)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -68,6 +71,19 @@ def test_machine_code_that_is_wrong_where_the_ir_is_right_is_an_llvm_miscompile(
     assert execution.verdict == "miscompile" and execution.stage == "machine-code"
     assert execution.checks["layer"] == "llvm"
     assert "elements wrong" in execution.message and "expected" in execution.message  # the comparison's words
+    # its repro embeds the IR executor only, which agrees with torch here: it must say it cannot test, never
+    # "bug absent" (a machine-code finding's repro once exited 0)
+    from gfxhound.oracle.repro.choose import write_repro
+    from gfxhound.fuzz.render import render
+    caps = assume_all("gfx942")
+    script = write_repro(execution, vadd, render(vadd, caps), caps, backend="emulate", toolchain="triton-test",
+                         timeout_s=300, lld=ENV["TRITON_HIP_LLD_PATH"])
+    path = Path(tempfile.mkdtemp()) / "repro.py"
+    path.write_text(script)
+    ran = subprocess.run([sys.executable, str(path), "--emulate"], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, **ENV})
+    assert ran.returncode == 125, ran.stdout + ran.stderr
+    assert "machine code" in ran.stdout + ran.stderr
 
 
 def test_a_wrong_ir_is_triton_s_whatever_the_machine_code_says(monkeypatch):
