@@ -81,7 +81,10 @@ class Judge:
         """(index, name) of every pass opt-bisect may skip, in the order llc runs them on this module."""
         command = [self.llc, "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={self.mcpu}", f"-O{str(self.opt).lstrip('Oo')}",
                    "-opt-bisect-limit=-1", self.ll, "-o", "/dev/null"]
-        out = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        try:
+            out = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired):  # no list: name_layer says it cannot tell
+            return []
         return [(int(n), name) for n, name in BISECT_LINE.findall(out.stderr)]
 
 
@@ -100,8 +103,10 @@ def name_layer(judge: Judge) -> Layer:
     answer.passes = len(passes)
     none = judge.wrong(["-opt-bisect-limit=0"])
     answer.steps.append(f"llc -{opt} -opt-bisect-limit=0 (none of {len(passes)} skippable passes): {_said(none)}")
-    if none is False:
-        low, high = 0, max((n for n, _ in passes), default=0)  # right with passes 1..low, wrong with 1..high
+    if none is False and not passes:
+        answer.layer = "cannot tell: llc listed no pass that -opt-bisect-limit may skip"
+    elif none is False:
+        low, high = 0, max(n for n, _ in passes)  # right with passes 1..low, wrong with 1..high
         while high - low > 1:
             middle = (low + high) // 2
             verdict = judge.wrong([f"-opt-bisect-limit={middle}"])
