@@ -395,6 +395,8 @@ class Walker:
             self.features.control.add("if_elif_chain")
         if self.loops:
             self.features.control.add("if_in_loop")
+        if any(p is not None and p[0] is not p[1] and {p[0].name, p[1].name} & self.dot_slices for p in picks):
+            self.features.details.add("dot_slice:if_yield")   # an scf.if yielding a dot result's slice (reach)
         for name, vtype, pick in zip(names, types, picks):
             if pick is None:
                 continue

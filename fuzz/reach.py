@@ -49,7 +49,7 @@ def report(coverage: dict, targets=None) -> dict:
     targets = list(targets or targets_of(coverage))
     per_target = any(k.startswith(f"{PREFIX}{t}:") for t in targets for k in coverage)
     floors = _floors_by_key()
-    supported, reached, unreached, refused = 0, 0, [], []
+    supported, reached, unreached, refused, seen = 0, 0, [], [], {}
     for target in targets:
         for op, layout, status, why in cells(target):
             names = OPS[op]
@@ -62,9 +62,15 @@ def report(coverage: dict, targets=None) -> dict:
             supported += 1
             if hits:
                 reached += 1
+                seen.setdefault((op, layout), []).append(target)
                 continue
             floor = next((floors[(n, layout)] for n in names if (n, layout) in floors), None)
             unreached.append(dict(cell, floor=floor, why=why or ("no floor guards it" if not floor else "")))
+    for cell in unreached:   # the compiler picks the layout per target: say where this campaign did reach it
+        elsewhere = seen.get((cell["op"], cell["layout"]))
+        if elsewhere and not cell["floor"]:
+            cell["why"] = (f"reached on {', '.join(elsewhere)} in this campaign, not on {cell['target']}: the compiler "
+                           "chose this layout there; no generator feature asks for it directly")
     return {"version": VERSION, "targets": targets, "per_target": per_target, "supported": supported,
             "reached": reached, "share": round(reached / supported, 4) if supported else 0.0,
             "unreached": unreached, "refused": refused}

@@ -20,7 +20,9 @@ How it was derived (Triton 3.9.0, the release gfxhound's .venv holds; paths are 
   Line numbers move between releases; the function names and messages above are what to search for.
 - never produced: layouts an op cannot carry by construction (MMA layouts are rank >= 2, so a 1-D op such as
   tt.histogram never has one; a split's source needs its size-2 last dimension inside one thread, which an MMA
-  result never has), or that the TritonGPU passes never give it (a tl.gather stays on its own blocked layout).
+  result never has), or that the TritonGPU passes never give it (a tl.gather stays on its own blocked layout; the
+  coalescing pass puts every atomic, and every store but those the AMD epilogue pass moves onto an MMA layout, on
+  a blocked one).
 
 `MMA` in a layout stands for the target's matrix-core layout (MATRIX_CORE): CDNA's MFMA, RDNA's WMMA. The CDNA
 cells were checked against 3.9.0 campaigns on gfx942/gfx950; the RDNA ones are the same reading, not yet measured.
@@ -42,6 +44,18 @@ GATHER_ANCHORED = ("never", "tl.gather compiles to a tt.gather on a blocked layo
                    " GatherOp has EfficientLayoutOpInterface) keep it there, and an MMA operand (a dot result, or a "
                    f"gather feeding a dot's accumulator) is converted to blocked first (Triton {VERSION}, measured: "
                    "tests/fuzz/test_reach_index.py); only TTGIR or Gluon written by hand puts it on another layout")
+
+COALESCED = ("lib/Dialect/TritonGPU/Transforms/Coalesce.cpp gives every load, store and atomic whose pointer is a "
+             "tensor a blocked layout (getMemAccessPtr in lib/Dialect/TritonGPU/Transforms/Utility.cpp names "
+             "LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp)")
+ATOMIC_ANCHORED = ("never", COALESCED + "; RemoveLayoutConversions.cpp's isLayoutAnchor returns true for AtomicRMWOp "
+                   "and AtomicCASOp, so no later pass moves an atomic off it: a dot result or its slice is converted "
+                   f"to blocked first (Triton {VERSION}, measured: tests/fuzz/test_reach.py)")
+STORE_ON_SLICE = ("never", COALESCED + "; of the passes after it only the AMD epilogue pass moves a store "
+                  "(third_party/amd/lib/TritonAMDGPUTransforms/OptimizeEpilogue.cpp, BypassEpilogueSMEM: onto the "
+                  "layout a convert_layout came from, an MMA one), and a store has no result for "
+                  "RemoveLayoutConversions to rematerialise: a reduction's slice is converted to blocked before "
+                  f"it is stored (Triton {VERSION}, measured: tests/fuzz/test_reach.py)")
 
 # op (the TTGIR op names that count for it: a pointer load may become amdg.buffer_load) -> where it lowers
 OPS = {
@@ -99,14 +113,14 @@ CELLS = {
     "gather": {"where": SHARED + "GatherOpToLLVM.cpp",
                "blocked": "lowered", "linear": GATHER_ANCHORED, "MMA": GATHER_ANCHORED},
     "atomic": {"where": AMD + "LoadStoreOpToLLVM.cpp (AtomicRMWOpConversion, BufferAtomicRMWOpConversion)",
-               "blocked": "lowered", "slice(blocked)": "lowered", "linear": "lowered", "MMA": "lowered",
-               "slice(MMA)": "lowered"},
+               "blocked": "lowered", "slice(blocked)": ATOMIC_ANCHORED, "linear": ATOMIC_ANCHORED,
+               "MMA": ATOMIC_ANCHORED, "slice(MMA)": ATOMIC_ANCHORED},
     "load": {"where": AMD + "LoadStoreOpToLLVM.cpp (LoadOpConversion, BufferLoadOpConversion)",
              "blocked": "lowered", "slice(blocked)": "lowered", "linear": "lowered", "MMA": "lowered",
              "slice(MMA)": "lowered"},
     "store": {"where": AMD + "LoadStoreOpToLLVM.cpp (StoreOpConversion, BufferStoreOpConversion)",
-              "blocked": "lowered", "slice(blocked)": "lowered", "linear": "lowered", "MMA": "lowered",
-              "slice(MMA)": "lowered"},
+              "blocked": "lowered", "slice(blocked)": STORE_ON_SLICE, "linear": "lowered", "MMA": "lowered",
+              "slice(MMA)": STORE_ON_SLICE},
     "elementwise": {"where": AMD + "ElementwiseOpToLLVM.cpp, " + SHARED + "ElementwiseOpToLLVM.cpp",
                     "blocked": "lowered", "slice(blocked)": "lowered", "linear": "lowered", "slice(linear)": "lowered",
                     "MMA": "lowered", "slice(MMA)": "lowered", "dot_op(MMA)": "lowered"},

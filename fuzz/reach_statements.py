@@ -36,10 +36,11 @@ class ReachStatements:
         attrs = dict(op.draw_attrs(self.draw, (value.type,), self.caps), **fixed)
         return self.try_op(env, body, name, [self.ref_to(env, op, 0, [], value)], attrs)
 
-    def dot_result_ops(self, env, body, acc):
+    def dot_result_ops(self, env, body, acc, depth=0):
         """An op straight on a K-loop's result, in the MMA layout the dot left it in, and (reduce_then) one on the
-        slice a reduction of it leaves: what the lowering of a scan, reduction or transpose meets on a dot result
-        only when no store or other op in between made the compiler convert it first (fuzz/reach.py)."""
+        slice a reduction of it leaves, or an `if` that yields that slice (scf.if with a slice(MMA) result): what
+        the lowering meets on a dot result only when no store or other op in between made the compiler convert it
+        first (fuzz/reach.py)."""
         draw = self.draw
         kind = odds.pick(draw, odds.DOT_RESULT_MENU)
         if kind == "join":
@@ -52,8 +53,24 @@ class ReachStatements:
             return self.dot_result_index(env, body, kind, acc)
         got = self.apply(env, body, "sum" if kind == "reduce_then" else kind, acc)
         if got and kind == "reduce_then" and got[0] is not None and got[0].type.axes:
-            then = draw(st.sampled_from(["scan", "expand", "max", "scan"]))
+            then = draw(st.sampled_from(["scan", "expand", "max", "scan", "if"]))
+            if then == "if":
+                self.if_yielding(env, body, depth, got[0])
+                return
             self.apply(env, body, then, got[0], **({} if then == "expand" else {"axis": 0}))
+
+    def if_yielding(self, env, body, depth, value):
+        """`if c: y = op(value) else: y = value`: an scf.if whose result has `value`'s layout (a dot result's slice:
+        slice(MMA)). The then-branch computes, so canonicalisation cannot fold the if into nothing or a select of
+        two existing values."""
+        node = {"cond": self.ensure_cond(env, body), "types": [list(value.type)], "then": [], "then_yield": [0],
+                "else": [], "else_yield": [0]}
+        if not self.apply(env.child(), node["then"], self.draw(st.sampled_from(["neg", "abs"])), value):
+            return
+        body.append({"if": node})
+        self.walker.if_stmt(node, env, depth)
+        self.walker.lines.clear()
+        self.budget -= 1
 
     def dot_result_index(self, env, body, kind, acc):
         """tl.histogram of a dot result's slice (an argmax/argmin along one axis: i32 positions, in the slice of the

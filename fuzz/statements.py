@@ -138,7 +138,7 @@ class Generator(ReachStatements):
         self.budget -= 1
         results = env.values[before:]
         if kloop and results and results[0].type.axes == "MN" and odds.chance(draw, odds.DOT_RESULT_OPS):
-            self.dot_result_ops(env, body, results[0])
+            self.dot_result_ops(env, body, results[0], depth)
 
     def kloop_body(self, env, body, acc):
         """Loads of an (M,K) and a (K,N) tile, optional elementwise work on them, then acc = dot(a, b, acc)."""
