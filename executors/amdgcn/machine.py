@@ -2,9 +2,10 @@
 every instruction's meaning being AMD's pseudocode (pcode.py) and nothing of LLVM's.
 
 Why decode once: ``Kernel(function)`` (machine_kernel.py) turns each instruction into a step (operand readers and
-writers bound to the pseudocode's register names, the ``Op`` compiled once) before anything runs, so an
-instruction the machine does not model raises ``NotModelled`` naming it before the first wave starts, and a wave's
-loop only calls steps.
+writers bound to the pseudocode's register names, the ``Op`` compiled once) before anything runs, and a wave's
+loop only calls steps. An instruction the machine does not model becomes a step that raises ``NotModelled`` naming
+it when a wave runs it: a kernel is unresolved by what its executed path meets (Triton's failed-assertion path
+ends in an ``s_trap`` a passing kernel never runs), never a finding.
 
 What the machine adds around the pseudocode (docs/amdgcn-pcode.md: "the machine maps encoding fields"):
 

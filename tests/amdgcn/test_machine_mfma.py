@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from gfxhound.executors.amdgcn import codegen
+from gfxhound.executors.amdgcn.machine import Wave
 from gfxhound.executors.amdgcn.machine_kernel import Kernel
 from gfxhound.executors.amdgcn.asm import parse_program
 from gfxhound.executors.amdgcn.run import NotModelled, launch
@@ -45,8 +46,10 @@ def test_mfma_rests_on_its_decision_and_broadcasts_are_not_modelled():
     text = codegen.from_ll(DATA / "mfma.ll", "gfx942", 2).text
     assert 31 in Kernel(parse_program(text).function("mfma")).decisions
     line = next(l for l in text.splitlines() if "v_mfma" in l)
-    with pytest.raises(NotModelled, match="cbsz"):
-        Kernel(parse_program(text.replace(line, line + " cbsz:1 abid:1")).function("mfma"))
+    kernel = Kernel(parse_program(text.replace(line, line + " cbsz:1 abid:1")).function("mfma"))
+    at = next(i for i, ins in enumerate(kernel.instructions) if ins.mnemonic.startswith("v_mfma"))
+    with pytest.raises(NotModelled, match="cbsz"):   # refused by the wave that runs it
+        kernel.steps[at](Wave())
 
 
 def test_the_generator_reads_the_calculators_cells():
