@@ -97,7 +97,8 @@ def find(root: Path) -> dict:
     path = root / AMD_TO_LLVM
     text = path.read_text(errors="replace") if path.is_file() else ""
     for group in sorted(set(REGISTERED.values())):
-        m = re.search(rf"populate{group}(?:ToLLVM)?Patterns?\(", text)
+        # called (populateScanOpToLLVMPatterns(...)) or passed (populatePatterns7(mlir::triton::populateScanOp...,))
+        m = re.search(rf"\bpopulate{group}(?:ToLLVM)?Patterns?\b", text)
         out[f"registered:{group}"] = {"path": AMD_TO_LLVM, "line": _line(text, m.start()),
                                       "says": f"the AMD conversion registers the {group} patterns"} if m else None
     return out

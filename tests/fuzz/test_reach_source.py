@@ -63,6 +63,16 @@ def test_a_release_whose_scan_takes_every_layout_turns_those_cells_into_supporte
     assert all(r["status"] == "lowered" and "scan-blocked-only" in r["reason"] for r in stale.values())
 
 
+def test_a_pattern_group_passed_as_an_argument_counts_as_registered(tmp_path):
+    """Later sources register groups through a helper: populatePatterns7(mlir::triton::populateScanOp..., b)."""
+    def passed(rel, body):
+        return body.replace("    populateScanOpToLLVMPatterns(typeConverter, patterns);",
+                            "    populatePatterns7(mlir::triton::populateScanOpToLLVMPatterns,\n    benefit);") \
+            if rel == AMD_TO_LLVM else body
+    found = find(_tree(tmp_path, edit=passed))
+    assert found["registered:ScanOp"] is not None and not [r for r in derive(found) if r["stale"]]
+
+
 def test_an_unregistered_pattern_group_makes_its_ops_unsupported(tmp_path):
     def unregister(rel, body):
         return body.replace("populateHistogramOpToLLVMPatterns", "// none") if rel == AMD_TO_LLVM else body
