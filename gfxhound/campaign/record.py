@@ -114,13 +114,7 @@ class Recording:
         for key in ("compared", "undetermined", "mismatches"):
             stats.execution[key] += execution.checks.get(key, 0)
         if "machine" in execution.checks:  # --backend emulate on a target the machine-code executor models
-            machine = execution.checks["machine"]
-            stats.execution["machine_code_runs"] += 1
-            stats.execution["machine_code_judged"] += machine in ("agree", "disagree", "hazard")
-            stats.execution["machine_code_hazards"] += machine == "hazard"
-            stats.execution["machine_code_ms"] += int(1000 * execution.checks.get("machine_s", 0))
-            if machine == "unresolved":
-                stats.machine_unresolved[_construct(execution.checks.get("machine_detail", ""))] += 1
+            count_machine(stats, execution, spec)
         if execution.reason.startswith("limitation "):
             stats.execution["kernels_meeting_a_limitation"] += 1
         res = execution.resources
@@ -213,6 +207,28 @@ class Recording:
             "count_this_run": self.stats.findings.get(
                 finding.signature, {}).get("count_this_run", 0) + 1, "new": is_new or self.stats.findings.get(
                 finding.signature, {}).get("new", False)}
+
+
+HAZARD_KERNELS_KEPT = 20
+
+
+def count_machine(stats, execution, spec) -> None:
+    """The machine-code run's counts (--backend emulate), and the spec of each kernel whose IR was right and whose
+    machine run read a register no s_waitcnt retired or broke a wait-state row (the first HAZARD_KERNELS_KEPT):
+    such a kernel's verdict is `pass`, so without this the campaign kept nothing to examine an LLVM waitcnt or
+    hazard bug by."""
+    machine = execution.checks["machine"]
+    stats.execution["machine_code_runs"] += 1
+    stats.execution["machine_code_judged"] += machine in ("agree", "disagree", "hazard")
+    stats.execution["machine_code_hazards"] += machine == "hazard"
+    stats.execution["machine_code_ms"] += int(1000 * execution.checks.get("machine_s", 0))
+    if machine == "unresolved":
+        stats.machine_unresolved[_construct(execution.checks.get("machine_detail", ""))] += 1
+    elif machine == "hazard" and len(stats.machine_hazards) < HAZARD_KERNELS_KEPT:
+        stats.machine_hazards.append({"spec_hash": execution.spec_hash, "target": execution.target,
+                                      "verdict": execution.verdict,
+                                      "detail": execution.checks.get("machine_detail", ""),
+                                      "spec": spec.to_json() if spec is not None else None})
 
 
 def _construct(text: str) -> str:

@@ -35,6 +35,7 @@ class Stats:
     execution: Counter = field(default_factory=Counter)  # interpret/device: compared and undetermined elements
     planted: Counter = field(default_factory=Counter)  # --plant: runs, flagged, and the verdicts of the rest
     machine_unresolved: Counter = field(default_factory=Counter)  # emulate: what stopped the machine-code runs
+    machine_hazards: list = field(default_factory=list)  # emulate: kernels right but with a machine hazard (record.py)
 
     def rate(self):
         return self.kernels / max(1e-9, time.time() - self.started)
@@ -145,4 +146,5 @@ def _execution_summary(stats: Stats, n: int, backend: str) -> dict:
     if backend == "emulate":  # the three-way judgement (oracle/emulate_machine.py): the share all three judged
         ex["machine_code_share"] = round(ex.get("machine_code_judged", 0) / n, 4)
         ex["machine_code_unresolved"] = dict(stats.machine_unresolved.most_common(20))
+        ex["machine_code_hazard_kernels"] = list(stats.machine_hazards)   # spec, target, what the machine saw
     return ex

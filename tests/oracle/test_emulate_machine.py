@@ -107,6 +107,29 @@ def test_an_unmodelled_instruction_leaves_the_machine_unresolved_and_the_kernel_
     assert "v_fma_mix_f32" in execution.checks["machine_detail"]
 
 
+def test_a_right_kernel_with_a_machine_hazard_is_counted_and_kept(vadd, monkeypatch):
+    """The plant a waitcnt bug leaves: every s_waitcnt removed. The values still come out right, so the verdict is
+    pass with machine=hazard; the campaign counts it and keeps the kernel's spec (record.count_machine), since a
+    pass is never stored as a finding."""
+    from gfxhound.campaign.record import HAZARD_KERNELS_KEPT, count_machine
+    from gfxhound.campaign.stats import Stats
+
+    def plant(text):
+        edited, count = re.subn(r"^\s*s_waitcnt\b.*\n", "", text, flags=re.M)
+        assert count, "no s_waitcnt to drop"
+        return edited
+    outcome, execution = _judged(vadd, monkeypatch, plant)
+    assert outcome["machine"]["status"] == "hazard", outcome["machine"]
+    assert execution.verdict == "pass" and execution.checks["machine"] == "hazard"
+    stats = Stats()
+    for _ in range(HAZARD_KERNELS_KEPT + 3):
+        count_machine(stats, execution, vadd)
+    assert stats.execution["machine_code_hazards"] == HAZARD_KERNELS_KEPT + 3
+    assert len(stats.machine_hazards) == HAZARD_KERNELS_KEPT
+    kept = stats.machine_hazards[0]
+    assert kept["spec"] == vadd.to_json() and kept["target"] == "gfx942" and "s_waitcnt" in kept["detail"]
+
+
 def test_the_machine_judgement_has_a_time_cap(vadd, monkeypatch):
     from gfxhound.oracle import emulate_machine
     real = emulate_machine.judge_machine
