@@ -21,7 +21,7 @@ from dataclasses import replace
 from gfxhound.executors.amdgcn.asm_operands import Imm, Symbol
 from gfxhound.executors.amdgcn.machine import M32, M64, MachineFault, NotModelled, reader, writer
 
-__all__ = ["CODE_BASE", "address", "link", "missing_step", "missing_symbol", "CALL_STEPS"]
+__all__ = ["CODE_BASE", "address", "link", "CALL_STEPS"]
 
 CODE_BASE = 0x7FF0_0000_0000
 
@@ -35,7 +35,7 @@ def _resolved(ins, starts: dict):
     for op in ins.operands:
         if isinstance(op, Symbol) and op.variant in ("rel32@lo", "rel32@hi"):
             if op.name not in starts:   # a data object (a printf format string) or a function not in the text:
-                return ins                # left as it is; only running it is not modelled (missing_symbol)
+                return ins                # left as it is: the decoder refuses the operand, where a wave runs it
             value = (address(starts[op.name]) + op.addend - (address(ins.index) + 4)) & M64
             value = value & M32 if op.variant.endswith("lo") else value >> 32
             op = Imm(value, f"{value:#x}")
@@ -58,22 +58,6 @@ def link(function, program) -> tuple:
             moved = replace(ins, index=ins.index + off, target=None if ins.target is None else ins.target + off)
             out.append(_resolved(moved, starts) if any(isinstance(o, Symbol) for o in ins.operands) else moved)
     return tuple(out), starts
-
-
-def missing_symbol(ins) -> str | None:
-    """The name of a rel32 symbol `ins` still carries after link(): the address of something that is not a function
-    of the image (a format string of a device assertion's printf, an external function). None when it has none."""
-    return next((op.name for op in ins.operands if isinstance(op, Symbol) and op.variant in ("rel32@lo", "rel32@hi")),
-                None)
-
-
-def missing_step(ins, name: str):
-    """A step for an instruction that takes the address of `name`: NotModelled when it runs, not when the kernel is
-    decoded. Why: Triton's device assertions take their format string's address only on the failing path, which a
-    passing kernel never runs; refusing the whole kernel at decode left every kernel with an assertion unresolved."""
-    def step(w):
-        raise NotModelled(ins.mnemonic, f"the address of {name}, which is not a function of the assembly")
-    return step
 
 
 def _jump(w, target: int, ins, count: int):

@@ -6,15 +6,16 @@ builds on the decoder; machine.py importing the decoder back would make a circle
 from __future__ import annotations
 
 from gfxhound.executors.amdgcn.machine import MachineFault, NotModelled, StepLimit, Wave
-from gfxhound.executors.amdgcn.machine_calls import CALL_STEPS, link, missing_step, missing_symbol
+from gfxhound.executors.amdgcn.machine_calls import CALL_STEPS, link
 from gfxhound.executors.amdgcn.machine_decode import decode
 from gfxhound.executors.amdgcn.machine_hazards import step_info
 
 
 def _decoded(ins):
     """decode(ins), or for an instruction the machine does not model a step that says so when it runs: a kernel is
-    unresolved by what its executed path meets, not by what it contains (Triton's failed-assertion path ends in an
-    s_trap, whose text is prose; a passing kernel never runs it)."""
+    unresolved by what its executed path meets, not by what it contains (Triton's failed-assertion path takes a
+    printf format string's address, which link() leaves unresolved, and ends in an s_trap, whose text is prose; a
+    passing kernel runs neither)."""
     try:
         return decode(ins)
     except NotModelled as exc:
@@ -34,8 +35,7 @@ class Kernel:
         # with calls, the kernel and the program's other functions form one code image (machine_calls.py)
         self.instructions, self.starts = link(function, program) if calls else (function.instructions, {})
         count = len(self.instructions)
-        self.steps = [CALL_STEPS[ins.mnemonic](ins, count) if ins.mnemonic in CALL_STEPS else
-                      missing_step(ins, missing_symbol(ins)) if calls and missing_symbol(ins) else _decoded(ins)
+        self.steps = [CALL_STEPS[ins.mnemonic](ins, count) if ins.mnemonic in CALL_STEPS else _decoded(ins)
                       for ins in self.instructions]
         self.mnemonics = sorted({ins.mnemonic for ins in self.instructions})
         # the decisions of docs/amdgcn-pcode.md some step of this program rests on (a finding then is unconfirmed)

@@ -1,6 +1,6 @@
 """A Triton kernel with a device assertion runs on the machine when the assertion holds: the address of the
 assertion's printf format string (a data object, `printfFormat_0@rel32@lo+4`) is taken only on the failing path,
-and only running that instruction is unresolved (machine_calls.missing_step). Before, every kernel with an
+and only running that instruction is unresolved (machine_kernel._decoded). Before, every kernel with an
 assertion was refused when it was decoded: 481 of 3,112 machine-code runs of the Triton 3.9.0 device campaigns
 (gfx942 and gfx950) were unresolved for that alone."""
 from pathlib import Path
