@@ -12,12 +12,13 @@ from gfxhound.executors.amdgcn.machine import (CACHE_MODS, M32, M64, NOOPS, _FLO
                                      writer)
 from gfxhound.executors.amdgcn.machine_buffer import buffer_step
 from gfxhound.executors.amdgcn.machine_div import DIV_STEPS
+from gfxhound.executors.amdgcn.machine_fp8 import FP8_STEPS
 from gfxhound.executors.amdgcn.machine_hwreg import HWREG_STEPS, guard_narrow_float
 from gfxhound.executors.amdgcn.machine_lanes import SPECIAL
 from gfxhound.executors.amdgcn.machine_mfma import mfma_step
 from gfxhound.executors.amdgcn.machine_private import scratch_step
 from gfxhound.executors.amdgcn.machine_state import _state_inputs, _state_writers
-from gfxhound.executors.amdgcn.machine_valu import valu
+from gfxhound.executors.amdgcn.machine_valu import FMA_MIX, fma_mix, valu
 from gfxhound.executors.amdgcn.pcode import NotModelled, compile_op
 
 SIGN32 = 1 << 31
@@ -71,13 +72,14 @@ def _barrier(w):
     w.at_barrier = True
 
 
-def decode(ins):
+def decode(ins, processor: str = ""):
     """The step of one Instruction; raises NotModelled (naming it) for what the machine does not run. A step
-    with a 16-bit float result refuses to run while MODE bit 23 is set (machine_hwreg.py)."""
-    return guard_narrow_float(ins, _decode(ins))
+    with a 16-bit float result refuses to run while MODE bit 23 is set (machine_hwreg.py). `processor` (gfx942)
+    chooses what fp8 and bf8 mean (machine_fp8.py); without it their steps refuse."""
+    return guard_narrow_float(ins, _decode(ins, processor))
 
 
-def _decode(ins):
+def _decode(ins, processor):
     mn = ins.mnemonic
     if ins.encoding == "e64_dpp":
         raise NotModelled(ins.name, "VOP3 DPP (a gfx11+ encoding)")
@@ -90,7 +92,11 @@ def _decode(ins):
     if mn == "s_barrier":
         return _barrier
     if mn.startswith("v_mfma_"):
-        return mfma_step(ins)
+        return mfma_step(ins, processor)
+    if mn in FP8_STEPS:
+        return FP8_STEPS[mn](ins, processor)
+    if mn in FMA_MIX:
+        return fma_mix(ins)
     if mn in DIV_STEPS:
         return DIV_STEPS[mn](ins)
     if mn in HWREG_STEPS:

@@ -11,13 +11,13 @@ from gfxhound.executors.amdgcn.machine_decode import decode
 from gfxhound.executors.amdgcn.machine_hazards import step_info
 
 
-def _decoded(ins):
+def _decoded(ins, processor):
     """decode(ins), or for an instruction the machine does not model a step that says so when it runs: a kernel is
     unresolved by what its executed path meets, not by what it contains (Triton's failed-assertion path takes a
     printf format string's address, which link() leaves unresolved, and ends in an s_trap, whose text is prose; a
     passing kernel runs neither)."""
     try:
-        return decode(ins)
+        return decode(ins, processor)
     except NotModelled as exc:
         def step(w, exc=exc):
             raise exc
@@ -29,14 +29,16 @@ class Kernel:
     """A Function decoded once into steps (machine_decode.py); ``run(wave, entry)`` runs one wave from ``entry``
     until s_endpgm or an s_barrier (``wave.at_barrier``; ``run(wave)`` again resumes it)."""
 
-    def __init__(self, function, max_steps: int = 1_000_000, program=None):
+    def __init__(self, function, max_steps: int = 1_000_000, program=None, processor: str | None = None):
         self.function, self.max_steps = function, max_steps
+        # what fp8/bf8 mean depends on the processor (machine_fp8.py): the program's target unless told
+        self.processor = processor if processor is not None else (program.processor if program else "")
         calls = any(ins.mnemonic in CALL_STEPS for ins in function.instructions)
         # with calls, the kernel and the program's other functions form one code image (machine_calls.py)
         self.instructions, self.starts = link(function, program) if calls else (function.instructions, {})
         count = len(self.instructions)
-        self.steps = [CALL_STEPS[ins.mnemonic](ins, count) if ins.mnemonic in CALL_STEPS else _decoded(ins)
-                      for ins in self.instructions]
+        self.steps = [CALL_STEPS[ins.mnemonic](ins, count) if ins.mnemonic in CALL_STEPS
+                      else _decoded(ins, self.processor) for ins in self.instructions]
         self.mnemonics = sorted({ins.mnemonic for ins in self.instructions})
         # the decisions of docs/amdgcn-pcode.md some step of this program rests on (a finding then is unconfirmed)
         self.decisions = sorted({d for step in self.steps for d in getattr(step, "decisions", ())})

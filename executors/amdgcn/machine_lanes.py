@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from gfxhound.executors.amdgcn.asm_operands import Imm, Reg
-from gfxhound.executors.amdgcn.machine import M32, NotModelled, reader, writer
+from gfxhound.executors.amdgcn.machine import M32, M64, NotModelled, reader, writer
 from gfxhound.executors.amdgcn.machine import _check_modifiers, _hazard, _record
 from gfxhound.executors.amdgcn.machine_swizzle import swizzle_step
 
@@ -94,6 +94,33 @@ def _permute(ins):
     return step
 
 
-SPECIAL = {"ds_bpermute_b32": _permute, "ds_permute_b32": _permute, "ds_swizzle_b32": swizzle_step,
+def _permlane_swap(ins):
+    """V_PERMLANE16_SWAP_B32 / V_PERMLANE32_SWAP_B32 (gfx950) as the guide's text writes them: for lane in 0..31,
+    `tmp = VGPR[lane][SRC0]; VGPR[lane][SRC0] = VGPR[lane + 32][VDST]; VGPR[lane + 32][VDST] = tmp` (the 16 form:
+    lanes 0..15 and 32..47 with the lane 16 above). The text reads no EXEC and says nothing of FI and BOUND_CTRL,
+    so the machine runs it only with EXEC all ones, where neither can matter (decision 44)."""
+    mn = ins.mnemonic
+    _check_modifiers(ins, {"bound_ctrl", "fi"})
+    dst, src = ins.operands
+    for o in (dst, src):
+        if not isinstance(o, Reg) or o.file != "v" or o.count != 1:
+            raise NotModelled(mn, f"operand {o}")
+    up = 32 if mn == "v_permlane32_swap_b32" else 16
+    low = np.arange(32) if up == 32 else np.concatenate([np.arange(16), np.arange(32, 48)])
+    hazard, regs = _hazard(ins.index), [("v", dst.index), ("v", src.index)]
+
+    def step(w):
+        if w.exec != M64:
+            raise NotModelled(mn, "EXEC not all ones (the text swaps lanes whatever EXEC holds)")
+        hazard(w, regs)
+        d, s = w.v[dst.index].copy(), w.v[src.index].copy()
+        w.v[src.index, low] = d[low + up]
+        w.v[dst.index, low + up] = s[low]
+        w.pc += 1
+    step.decisions = (44,)
+    return step
+
+
+SPECIAL = {"v_permlane16_swap_b32": _permlane_swap, "v_permlane32_swap_b32": _permlane_swap, "ds_bpermute_b32": _permute, "ds_permute_b32": _permute, "ds_swizzle_b32": swizzle_step,
            "v_readlane_b32": _readlane, "v_writelane_b32": _writelane, "v_readfirstlane_b32": _readfirstlane,
            "v_accvgpr_read_b32": _accmove, "v_accvgpr_write_b32": _accmove, "v_accvgpr_mov_b32": _accmove}

@@ -10,8 +10,10 @@ sum of a few of them exactly, then one rounding to f32; integers exactly, wrappi
 approximate: a kernel whose outputs rest on an MFMA lists decision 31 in `Kernel.decisions`, and a checker must
 allow the hardware's own rounding there. f64 MFMA sums in float64 (not exact) and is marked the same way.
 
-Not modelled (``NotModelled``): CBSZ/ABID/BLGP broadcasts, fp8/bf8 and xf32 inputs (their formats differ between
-gfx942 and gfx950), the sparse SMFMAC forms, gfx950's own MFMA forms (no table), a partial EXEC (the guide does not
+fp8/bf8 elements are read in the processor's formats (machine_fp8.py: FNUZ on gfx942, OCP on gfx950; every
+product of two of them and their sums over K are exact in float64 but for extreme bf8 exponents, then one rounding).
+
+Not modelled (``NotModelled``): CBSZ/ABID/BLGP broadcasts, xf32 inputs, the sparse SMFMAC forms, gfx950's own MFMA forms (no table), a partial EXEC (the guide does not
 say how MFMA treats inactive lanes), and the MFMA dependency wait states (section 7.6) are not checked.
 """
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 
 from gfxhound.executors.amdgcn.asm_operands import Imm, Reg
 from gfxhound.executors.amdgcn.machine import M64, NotModelled, _check_modifiers, _hazard
+from gfxhound.executors.amdgcn.machine_fp8 import Minifloat, fmt, values
 
 __all__ = ["mfma_step", "MODELLED_TYPES"]
 
@@ -39,8 +42,11 @@ def _layout(mnemonic: str, matrix: str):
     return tuple(entry["shape"]), cells[:, 0], cells[:, 1], cells[:, 2], cells[:, 3]
 
 
-def _type(name: str, mn: str):
-    t = MODELLED_TYPES.get(name.upper().split()[0])
+def _type(name: str, mn: str, processor: str):
+    kind = name.upper().split()[0]
+    if kind in ("FP8", "BF8"):
+        return fmt(kind.lower(), processor, mn)
+    t = MODELLED_TYPES.get(kind)
     if t is None:
         raise NotModelled(mn, f"MFMA element type {name}")
     return t
@@ -48,6 +54,8 @@ def _type(name: str, mn: str):
 
 def _decode(raw: np.ndarray, bits: np.ndarray, t) -> np.ndarray:
     """Raw element bits -> float64 (floats) or int64 (integers)."""
+    if isinstance(t, Minifloat):
+        return values(t)[(raw & np.uint64(0xFF)).astype(np.int64)]
     if t == "bf16":
         return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
     if t in (np.float16, np.float32, np.float64):
@@ -80,7 +88,7 @@ def _gather(w, reg: Reg, layout):
     return (low >> lo.astype(np.uint64)) & mask, shape
 
 
-def mfma_step(ins):
+def mfma_step(ins, processor: str = ""):
     from gfxhound.executors.amdgcn.mfma_data import MFMA
     mn = ins.mnemonic
     if mn not in MFMA:
@@ -90,7 +98,7 @@ def mfma_step(ins):
         if int(ins.mod(name, 0) or 0):
             raise NotModelled(mn, f"MFMA {name}")
     _check_modifiers(ins, {"cbsz", "abid", "blgp"})
-    types = {k: _type(v, mn) for k, v in info["types"].items()}
+    types = {k: _type(v, mn, processor) for k, v in info["types"].items()}
     dst, a, b, c = ins.operands
     for name, op in (("D", dst), ("A", a), ("B", b)):
         if not isinstance(op, Reg) or op.file not in ("v", "a"):

@@ -14,6 +14,7 @@ zeroes them, except for the instructions whose VOP3 description writes a destina
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 
@@ -22,13 +23,14 @@ from gfxhound.executors.amdgcn.machine_modifiers import (dpp_source, dpp_write_l
                                                sdwa_destination, sdwa_source)
 from gfxhound.executors.amdgcn.asm_modifiers import DPP, SDWA
 from gfxhound.executors.amdgcn.machine_state import _state_inputs, _state_writers
-from gfxhound.executors.amdgcn.pcode import NotModelled
+from gfxhound.executors.amdgcn.pcode import NotModelled, compile_op
 
-__all__ = ["valu", "PRESERVE_HIGH"]
+__all__ = ["valu", "PRESERVE_HIGH", "FMA_MIX", "fma_mix"]
 
 PRESERVE_HIGH = frozenset({"v_mad_f16", "v_mad_u16", "v_mad_i16", "v_fma_f16", "v_div_fixup_f16", "v_mac_f16",
                            "v_mad_mixlo_f16", "v_pk_fmac_f16"})
-_HALF_RESULT = re.compile(r"\bD0?\.[uifb]16\s*=")   # D.b16 is D0 (decision 25)
+_HALF_RESULT = re.compile(r"\bD0?(?:\[15 : 0\])?\.[uifb]16\s*=")   # D.b16 is D0 (decision 25)
+_HIGH_RESULT = re.compile(r"\bD0\[31 : 16\]\.[uifb]16\s*=")       # V_MAD_MIXHI_F16: the low half is kept
 _HALF_OPERAND = re.compile(r"_[uifb]16(?:_|$)")
 PACKED_OPSEL = frozenset({"op_sel", "op_sel_hi", "neg_lo", "neg_hi"})
 
@@ -146,6 +148,8 @@ def valu(ins, op):
     d0_bits = op.widths.get("D0", 32)
     half = bool(_HALF_RESULT.search(op.text)) and "D0" not in op.inputs
     old_d0, to_high = _high_half_policy(ins, op, mn) if "D0" in writes else (None, False)
+    if old_d0 is None and "D0" in writes and _HIGH_RESULT.search(op.text) and "D0" not in op.inputs:
+        old_d0 = reader(ins.operands[0], 32, mn)
     if old_d0 is not None:
         reads.append(("D0", (lambda w: 0) if to_high else old_d0))
     high_old = reader(ins.operands[0], 32, mn) if to_high else None
@@ -186,6 +190,28 @@ def valu(ins, op):
         w.pc += 1
     step.decisions = (29,) if half else ()
     step.outputs = sum(1 for name in names if name in op.outputs or name in op.lane_masks - op.inputs)
+    return step
+
+
+# The opcodes llvm-mc encodes `v_fma_mix_f32`, `v_fma_mixlo_f16`, `v_fma_mixhi_f16` as on gfx940-gfx950 (VOP3P 32-34)
+# are the CDNA guide's V_MAD_MIX_F32, V_MAD_MIXLO_F16, V_MAD_MIXHI_F16, whose text rounds the product
+# (`in[0] * in[1] + in[2]`), where RDNA3's V_FMA_MIX_* texts fuse it (`fma(in[0], in[1], in[2])`). Decision 43: the
+# machine runs the CDNA text only where both multiplicands are f16 (op_sel_hi[0] and [1] set): their product is
+# exact in f32 (11 + 11 significand bits, exponents within f32's normal range), so the two texts agree bit for bit.
+FMA_MIX = {"v_fma_mix_f32": "v_mad_mix_f32", "v_fma_mixlo_f16": "v_mad_mixlo_f16", "v_fma_mixhi_f16": "v_mad_mixhi_f16"}
+
+
+def fma_mix(ins):
+    mn = ins.mnemonic
+    hi = tuple(int(b) for b in (ins.mod("op_sel_hi") or ()))
+    if len(hi) < 2 or not (hi[0] and hi[1]):
+        raise NotModelled(mn, "an f32 multiplicand: the CDNA guide's V_MAD_MIX text rounds the product, RDNA3's "
+                              "V_FMA_MIX text fuses it")
+    if any(int(b) for name in ("neg_lo", "neg_hi") for b in (ins.mod(name) or ())):
+        raise NotModelled(mn, "neg_lo/neg_hi on a mixed-precision op")
+    alias = replace(ins, mnemonic=FMA_MIX[mn])
+    step = valu(alias, compile_op(alias.mnemonic))
+    step.decisions = tuple(sorted(set(step.decisions) | {43}))
     return step
 
 

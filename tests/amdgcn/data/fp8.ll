@@ -1,5 +1,5 @@
-; out[t] = the f32 value of in[t]'s low fp8 byte (llvm.amdgcn.cvt.f32.fp8): the machine does not model fp8
-; (gfx942's FNUZ and gfx950's OCP formats differ, and the pseudocode table is CDNA4's), so its run is unresolved
+; out[t] = the f32 value of in[t]'s low fp8 byte (llvm.amdgcn.cvt.f32.fp8): FNUZ E4M3 on gfx942, OCP E4M3 on
+; gfx950 (machine_fp8.py on the machine, its own conversion on the IR executor)
 target triple = "amdgcn-amd-amdhsa"
 
 define amdgpu_kernel void @fp8(ptr addrspace(1) %in, ptr addrspace(1) %out) {
