@@ -135,7 +135,9 @@ def reader(op, width: int, mn: str, hazard=None, typed: int = 0):
             raise NotModelled(mn, "neg/abs on an operand of an integer instruction")
         neg, ab, op = op.neg, op.abs, op.base
     if isinstance(op, Imm):
-        value = _const(op, width, mn, "f64" in mn)
+        # decision 45: a float inline constant is the value in the operand's type; on a 16-bit float read of a
+        # 32-bit field (`typed` 16) it is the f16 value, not the low half of the f32 one (which is 0 for 1.0)
+        value = _const(op, 16 if typed == 16 and op.kind == "float" and op.inline else width, mn, "f64" in mn)
         base = lambda w: value
     elif isinstance(op, Reg):
         if op.count != _regs_needed(width):

@@ -120,7 +120,8 @@ def buffer_step(ins, op):
     put = writer(vdata, op.widths[out_name], mn) if returns else None
     if put is not None and out_name in op.inputs:   # d16 loads keep the other half: pass the old value
         reads.append((out_name, reader(vdata, op.widths[out_name], mn)))
-    dest = {("v", vdata.index + k) for k in range(vdata.count)} if put is not None and isinstance(vdata, Reg) else set()
+    dest = ({(vdata.file, vdata.index + k) for k in range(vdata.count)}
+            if put is not None and isinstance(vdata, Reg) else set())
 
     # decision 37: the float atomics' tabled text (buffer_atomic_add_f32/f64, pk_add_f16/bf16) writes MEM[ADDR]
     # with no CalcBufferAddr; the address (and its range check) is the one the helper builds

@@ -234,7 +234,7 @@ def _vmem(ins, op, is_global: bool):
     put = writer(dst, op.widths[out_name], mn) if dst is not None else None
     if put is not None and out_name in op.outputs:   # d16 loads keep the other half: pass the old value
         reads.append((out_name, reader(dst, op.widths[out_name], mn)))
-    dest = {("v", dst.index + k) for k in range(dst.count)} if isinstance(dst, Reg) else set()
+    dest = {(dst.file, dst.index + k) for k in range(dst.count)} if isinstance(dst, Reg) else set()
     counters = ("vm",) if is_global else ("vm", "lgkm")
     # decision 37: the tabled text of the float atomics (atomic_add_f32/f64, atomic_pk_add_f16/bf16) writes
     # MEM[ADDR] with no CalcGlobalAddr/CalcFlatAddr; the encoding's address is the one the helper would build
@@ -292,7 +292,7 @@ def _ds(ins, op):
     put = writer(dst, op.widths["RETURN_DATA"], mn) if dst is not None else None
     if put is not None:
         reads.append(("RETURN_DATA", reader(dst, op.widths["RETURN_DATA"], mn)))
-    dest = {("v", dst.index + k) for k in range(dst.count)} if isinstance(dst, Reg) else set()
+    dest = {(dst.file, dst.index + k) for k in range(dst.count)} if isinstance(dst, Reg) else set()
 
     def step(w):
         if w.lds is None:

@@ -56,7 +56,7 @@ def _readfirstlane(ins):
 def _accmove(ins):
     _check_modifiers(ins, ())
     dst, src = ins.operands
-    put, get = writer(dst, 32, ins.mnemonic), reader(src, 32, ins.mnemonic)
+    put, get = writer(dst, 32, ins.mnemonic), reader(src, 32, ins.mnemonic, _hazard(ins.index))
 
     def step(w):
         put(w, get(w), w.lanes())
@@ -75,7 +75,7 @@ def _permute(ins):
     put = writer(dst, 32, mn)
     get_addr, get_data = reader(addr, 32, mn, _hazard(ins.index)), reader(data, 32, mn, _hazard(ins.index))
     backward = mn == "ds_bpermute_b32"
-    dest = {("v", dst.index)} if isinstance(dst, Reg) else set()
+    dest = {(dst.file, dst.index)} if isinstance(dst, Reg) else set()
 
     def step(w):
         lanes = w.lanes()

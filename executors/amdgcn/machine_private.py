@@ -88,7 +88,7 @@ def scratch_step(ins, op):
     put = writer(dst, op.widths[out_name], mn) if dst is not None else None
     if put is not None and out_name in op.inputs:   # d16 loads keep the other half
         reads.append((out_name, reader(dst, op.widths[out_name], mn)))
-    dest = {("v", dst.index + k) for k in range(dst.count)} if isinstance(dst, Reg) else set()
+    dest = {(dst.file, dst.index + k) for k in range(dst.count)} if isinstance(dst, Reg) else set()
     offset = int(ins.mod("offset", 0))
 
     def step(w):

@@ -18,7 +18,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from gfxhound.executors.amdgcn.machine import _FLOAT, SIGN_BIT_OPS, _check_modifiers, _hazard, reader, writer
+from gfxhound.executors.amdgcn.asm_operands import Imm
+from gfxhound.executors.amdgcn.machine import _FLOAT, SIGN_BIT_OPS, _check_modifiers, _const, _hazard, reader, writer
 from gfxhound.executors.amdgcn.machine_modifiers import (dpp_source, dpp_write_lanes, omod, op_sel_source, packed_source,
                                                sdwa_destination, sdwa_source)
 from gfxhound.executors.amdgcn.asm_modifiers import DPP, SDWA
@@ -209,7 +210,16 @@ def fma_mix(ins):
                               "V_FMA_MIX text fuses it")
     if any(int(b) for name in ("neg_lo", "neg_hi") for b in (ins.mod(name) or ())):
         raise NotModelled(mn, "neg_lo/neg_hi on a mixed-precision op")
-    alias = replace(ins, mnemonic=FMA_MIX[mn])
+    sel = tuple(int(b) for b in (ins.mod("op_sel") or ()))
+    operands = list(ins.operands)
+    for k, o in enumerate(operands[1:4]):
+        # a float inline constant where the text reads the source as f16 is that f16 value in the low half (as
+        # decision 38 for v_pk_*_f16): llc writes `v_fma_mix_f32 v4, v3, 1.0, 0 op_sel_hi:[1,1,0]` for x * 1.0
+        if isinstance(o, Imm) and o.kind == "float" and len(hi) > k and hi[k]:
+            if not o.inline or (len(sel) > k and sel[k]):
+                raise NotModelled(mn, f"constant {o.text} read as f16 {'with op_sel' if o.inline else '(a literal)'}")
+            operands[1 + k] = Imm(_const(o, 16, mn, False), f"{o.text} (f16)", "int")
+    alias = replace(ins, mnemonic=FMA_MIX[mn], operands=tuple(operands))
     step = valu(alias, compile_op(alias.mnemonic))
     step.decisions = tuple(sorted(set(step.decisions) | {43}))
     return step
