@@ -261,6 +261,9 @@ def _hazard(index):
     return check
 
 
+COUNTER_MAX = {"vm": 63, "lgkm": 15}
+
+
 def _record(w, counter, index, dest, ordered: bool = True):
     """An issued load or store, outstanding under `counter` until an s_waitcnt retires it. Scalar memory returns
     out of order (the guide: SMEM "can return out of order", so only lgkmcnt(0) waits for a given one):
@@ -269,5 +272,8 @@ def _record(w, counter, index, dest, ordered: bool = True):
     entries.append((index, dest))
     if not ordered:
         w.unordered.add(index)
-    if len(entries) > 64:   # past what the counters hold (vmcnt 6 bits, lgkmcnt 4): the oldest have returned
+    # a counter holds at most its field's maximum (gfx9: VM_CNT 6 bits, 63; LGKM_CNT 4 bits, 15): a wave cannot
+    # have more outstanding, so with one more issued the oldest has returned. Keeping 64 of each made a load that
+    # 63 later VMEM ops had retired (llc's `s_waitcnt vmcnt(62)` relies on it) read as pending.
+    if len(entries) > COUNTER_MAX[counter]:
         del entries[0]

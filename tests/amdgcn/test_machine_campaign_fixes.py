@@ -81,3 +81,18 @@ def test_llc_f16_add_of_a_constant_agrees_with_the_ir(tmp_path, mcpu):
     ll.write_text(IR_F16_ADD)
     r = compare(ll, mcpu, [0, 2], "in: fp16[64] values -4..4; out: fp16[64] out; grid: 1; block: 64")
     assert r.verdict["status"] == "agree", r.verdict
+
+
+@pytest.mark.parametrize("later,pending", [(14, True), (15, False)])
+def test_a_counter_holds_its_fields_maximum(later, pending):
+    """LGKM_CNT is 4 bits: with 15 later LDS reads issued, 16 would be outstanding, so the first has returned
+    (llc counts on it: Triton 3.6.0's gfx950 code writes 9 loaded registers to LDS after 63 later buffer loads,
+    with `s_waitcnt vmcnt(62)` only before the tenth). The machine kept 64 entries per counter and reported
+    those reads as unretired (the one wait-hazard report of the 3.6.0 campaigns not explained otherwise)."""
+    def setup(w):
+        w.lds = GlobalMemory()
+        w.lds.map("LDS", np.arange(256, dtype=np.uint32), base=0)
+        w.v[0] = np.zeros(64, np.uint32)
+    lines = ["ds_read_b32 v1, v0"] + [f"ds_read_b32 v{2 + k}, v0 offset:{4 * k}" for k in range(later)]
+    w = run(lines + ["v_mov_b32_e32 v100, v1"], setup)
+    assert bool(w.hazards) == pending
