@@ -13,7 +13,11 @@ allow the hardware's own rounding there. f64 MFMA sums in float64 (not exact) an
 fp8/bf8 elements are read in the processor's formats (machine_fp8.py: FNUZ on gfx942, OCP on gfx950; every
 product of two of them and their sums over K are exact in float64 but for extreme bf8 exponents, then one rounding).
 
-Not modelled (``NotModelled``): CBSZ/ABID/BLGP broadcasts, xf32 inputs, the sparse SMFMAC forms, gfx950's own MFMA forms (no table), a partial EXEC (the guide does not
+gfx950's f16/bf16/i8 forms with twice the K of a CDNA3 form are laid out from that form's table (DOUBLED,
+decision 46).
+
+Not modelled (``NotModelled``): CBSZ/ABID/BLGP broadcasts, xf32 inputs, the sparse SMFMAC forms, gfx950's scaled
+and f8f6f4 forms (no table), a partial EXEC (the guide does not
 say how MFMA treats inactive lanes), and the MFMA dependency wait states (section 7.6) are not checked.
 """
 from __future__ import annotations
@@ -34,12 +38,60 @@ MODELLED_TYPES = {"FP16": np.float16, "BF16": "bf16", "FP32": np.float32, "FP64"
                   "INT32": np.int32}
 
 
+# gfx950's own forms with twice the K of a CDNA3 form (decision 46): "the same gfx9 lane structure, twice the
+# elements a lane" (AMD's ROCm blog "Matrix Core Programming on AMD CDNA3 and CDNA4 architecture", whose figures
+# the IR executor's matrix.py follows too, so these forms are not an independent check of the lane placement).
+DOUBLED = {"v_mfma_f32_16x16x32_f16": "v_mfma_f32_16x16x16_f16", "v_mfma_f32_32x32x16_f16": "v_mfma_f32_32x32x8_f16",
+           "v_mfma_f32_16x16x32_bf16": "v_mfma_f32_16x16x16_bf16",
+           "v_mfma_f32_32x32x16_bf16": "v_mfma_f32_32x32x8_bf16",
+           "v_mfma_i32_16x16x64_i8": "v_mfma_i32_16x16x32_i8", "v_mfma_i32_32x32x32_i8": "v_mfma_i32_32x32x16_i8"}
+
+
+def _info(mnemonic: str):
+    from gfxhound.executors.amdgcn.mfma_data import MFMA
+    if mnemonic in MFMA:
+        return MFMA[mnemonic]
+    half = MFMA[DOUBLED[mnemonic]]
+    return dict(half, K=2 * half["K"])
+
+
 @lru_cache(maxsize=None)
 def _layout(mnemonic: str, matrix: str):
     from gfxhound.executors.amdgcn.mfma_data import MFMA
+    if mnemonic not in MFMA:
+        return _doubled(mnemonic, matrix)
     entry = MFMA[mnemonic]["layouts"][matrix]
     cells = np.frombuffer(zlib.decompress(base64.b64decode(entry["cells"])), np.uint8).reshape(-1, 4).astype(np.int64)
     return tuple(entry["shape"]), cells[:, 0], cells[:, 1], cells[:, 2], cells[:, 3]
+
+
+def _doubled(mnemonic: str, matrix: str):
+    """The layout of a DOUBLED form from its CDNA3 half: C and D as the half's; an A row (B column) keeps the lane
+    of each group of E consecutive K elements the half puts in one lane, and holds 2E of them, packed from bit 0
+    of the first register. The half's table must have that structure (checked), else NotModelled."""
+    shape, regs, lanes, lo, bits = _layout(DOUBLED[mnemonic], matrix)
+    if matrix in "CD":
+        return shape, regs, lanes, lo, bits
+    b, rows, cols = shape
+    kaxis = 2 if matrix == "A" else 1
+    grid = [x.reshape(shape) for x in (regs, lanes, lo, bits)]
+    if kaxis == 1:      # B is [b, K, N]: look at it as [b, N, K]
+        grid = [x.transpose(0, 2, 1) for x in grid]
+    r, ln, l0, w = grid
+    k_half = r.shape[2]
+    per = int((ln[0, 0] == ln[0, 0, 0]).sum())                      # E: consecutive K elements in one lane
+    offsets = (r * 32 + l0)
+    e = np.arange(k_half) % per
+    if k_half % per or not (offsets == e * w).all() or not (ln == np.repeat(ln[:, :, ::per], per, axis=2)).all():
+        raise NotModelled(mnemonic, "a layout derived from a CDNA3 table without the expected structure")
+    k = np.arange(2 * k_half)
+    lane2 = np.repeat(ln[:, :, ::per], 2 * per, axis=2)
+    bit2 = np.broadcast_to((k % (2 * per)) * w[:, :, :1], lane2.shape)
+    out = [bit2 // 32, lane2, bit2 % 32, np.broadcast_to(w[:, :, :1], lane2.shape)]
+    if kaxis == 1:
+        out = [x.transpose(0, 2, 1) for x in out]
+    new_shape = (b, rows, 2 * cols) if kaxis == 2 else (b, 2 * rows, cols)
+    return (new_shape,) + tuple(np.ascontiguousarray(x).reshape(-1) for x in out)
 
 
 def _type(name: str, mn: str, processor: str):
@@ -91,9 +143,9 @@ def _gather(w, reg: Reg, layout):
 def mfma_step(ins, processor: str = ""):
     from gfxhound.executors.amdgcn.mfma_data import MFMA
     mn = ins.mnemonic
-    if mn not in MFMA:
-        raise NotModelled(mn, "an MFMA without a layout table (gfx950's own forms, or SMFMAC)")
-    info = MFMA[mn]
+    if mn not in MFMA and not (mn in DOUBLED and processor == "gfx950"):
+        raise NotModelled(mn, "an MFMA without a layout table (gfx950's scaled and f8f6f4 forms, or SMFMAC)")
+    info = _info(mn)
     for name in ("cbsz", "abid", "blgp"):
         if int(ins.mod(name, 0) or 0):
             raise NotModelled(mn, f"MFMA {name}")
@@ -140,6 +192,6 @@ def mfma_step(ins, processor: str = ""):
             file[dst.index + regs + part, lanes] = ((out >> np.uint64(32 * part)) & np.uint64(0xFFFFFFFF)) \
                 .astype(np.uint32)
         w.pc += 1
-    step.decisions = (31,)
+    step.decisions = (31, 46) if mn in DOUBLED else (31,)
     step.outputs = 1
     return step

@@ -84,3 +84,27 @@ def test_f32_division_sequence_rounds_like_ieee_division(mcpu):
     x[0], y[0] = 2.0 ** -149, 2.0 ** 100
     with pytest.raises(NotModelled, match="UNDERFLOW_F32"):
         launch(code, None, {"a": x, "b": y, "c": np.zeros(64, np.float32)})
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_gfx950_16x16x32_f16_has_twice_the_elements_a_lane(opt):
+    """Decision 46: v_mfma_f32_16x16x32_f16 keeps the 16x16x16 form's lane structure with 8 consecutive K elements a
+    lane (AMD's ROCm blog on CDNA4 matrix cores): A[i][k] in lane i + 16 * (k // 8), element k % 8 (four VGPRs),
+    B[k][j] in lane j + 16 * (k // 8); D as the 16x16x16 form. Expected values written out here by that rule."""
+    rng = np.random.default_rng(11)
+    A = rng.integers(-8, 8, (16, 32)).astype(np.float16) / np.float16(4)
+    B = rng.integers(-8, 8, (32, 16)).astype(np.float16) / np.float16(2)
+    a_mem, b_mem = np.zeros((64, 8), np.float16), np.zeros((64, 8), np.float16)
+    for i in range(16):
+        for k in range(32):
+            a_mem[i + 16 * (k // 8), k % 8] = A[i, k]
+            b_mem[i + 16 * (k // 8), k % 8] = B[k, i]
+    code = codegen.from_ll(DATA / "gfx950" / "mfma_16x16x32.ll", "gfx950", opt)
+    result = launch(code, None, {"a": a_mem.view(np.uint16).ravel(), "b": b_mem.view(np.uint16).ravel(),
+                                 "c": np.zeros(256, np.float32)})
+    out = result.outputs["c"].view(np.float32).reshape(64, 4)
+    D = A.astype(np.float64) @ B.astype(np.float64)
+    got = np.array([[out[j + 16 * (i // 4), i % 4] for j in range(16)] for i in range(16)])
+    assert (got == D).all()
+    program = parse_program(code.text)
+    assert {31, 46} <= set(Kernel(program.function("mfma"), program=program).decisions)
