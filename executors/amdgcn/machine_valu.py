@@ -24,7 +24,7 @@ from gfxhound.executors.amdgcn.machine_modifiers import (dpp_source, dpp_write_l
                                                sdwa_destination, sdwa_source)
 from gfxhound.executors.amdgcn.asm_modifiers import DPP, SDWA
 from gfxhound.executors.amdgcn.machine_state import _state_inputs, _state_writers
-from gfxhound.executors.amdgcn.pcode import NotModelled, compile_op
+from gfxhound.executors.amdgcn.pcode import NotModelled, compile_op, compile_variant
 
 __all__ = ["valu", "PRESERVE_HIGH", "FMA_MIX", "fma_mix"]
 
@@ -196,18 +196,16 @@ def valu(ins, op):
 
 # The opcodes llvm-mc encodes `v_fma_mix_f32`, `v_fma_mixlo_f16`, `v_fma_mixhi_f16` as on gfx940-gfx950 (VOP3P 32-34)
 # are the CDNA guide's V_MAD_MIX_F32, V_MAD_MIXLO_F16, V_MAD_MIXHI_F16, whose text rounds the product
-# (`in[0] * in[1] + in[2]`), where RDNA3's V_FMA_MIX_* texts fuse it (`fma(in[0], in[1], in[2])`). Decision 43: the
-# machine runs the CDNA text only where both multiplicands are f16 (op_sel_hi[0] and [1] set): their product is
-# exact in f32 (11 + 11 significand bits, exponents within f32's normal range), so the two texts agree bit for bit.
+# (`in[0] * in[1] + in[2]`), where RDNA3's V_FMA_MIX_* texts fuse it (`fma(in[0], in[1], in[2])`). Decision 43: where
+# both multiplicands are f16 (op_sel_hi[0] and [1] set) their product is exact in f32 (11 + 11 significand bits,
+# exponents within f32's normal range), so the two texts agree bit for bit and the CDNA text runs alone; with an f32
+# multiplicand both texts run and a lane where they differ is NotModelled.
 FMA_MIX = {"v_fma_mix_f32": "v_mad_mix_f32", "v_fma_mixlo_f16": "v_mad_mixlo_f16", "v_fma_mixhi_f16": "v_mad_mixhi_f16"}
 
 
 def fma_mix(ins):
     mn = ins.mnemonic
     hi = tuple(int(b) for b in (ins.mod("op_sel_hi") or ()))
-    if len(hi) < 2 or not (hi[0] and hi[1]):
-        raise NotModelled(mn, "an f32 multiplicand: the CDNA guide's V_MAD_MIX text rounds the product, RDNA3's "
-                              "V_FMA_MIX text fuses it")
     if any(int(b) for name in ("neg_lo", "neg_hi") for b in (ins.mod(name) or ())):
         raise NotModelled(mn, "neg_lo/neg_hi on a mixed-precision op")
     sel = tuple(int(b) for b in (ins.mod("op_sel") or ()))
@@ -220,9 +218,33 @@ def fma_mix(ins):
                 raise NotModelled(mn, f"constant {o.text} read as f16 {'with op_sel' if o.inline else '(a literal)'}")
             operands[1 + k] = Imm(_const(o, 16, mn, False), f"{o.text} (f16)", "int")
     alias = replace(ins, mnemonic=FMA_MIX[mn], operands=tuple(operands))
-    step = valu(alias, compile_op(alias.mnemonic))
+    op = compile_op(alias.mnemonic)
+    if len(hi) < 2 or not (hi[0] and hi[1]):
+        op = _BothTexts(op, compile_variant(alias.mnemonic, op.text.replace("in[0] * in[1] + in[2]",
+                                                                              "fma(in[0], in[1], in[2])")), mn)
+    step = valu(alias, op)
     step.decisions = tuple(sorted(set(step.decisions) | {43}))
     return step
+
+
+class _BothTexts:
+    """The CDNA text's Op (`rounded`) with RDNA3's fused text run beside it: the result where both give the same D0,
+    NotModelled on an active lane where they differ (decision 43)."""
+
+    def __init__(self, rounded, fused, mnemonic):
+        self._rounded, self._fused, self._mnemonic = rounded, fused, mnemonic
+
+    def __getattr__(self, name):
+        return getattr(self._rounded, name)
+
+    def run(self, inputs, exec_mask=None, memory=None):
+        out = self._rounded.run(inputs, exec_mask=exec_mask)
+        other = self._fused.run(inputs, exec_mask=exec_mask)
+        lanes = ((np.uint64(int(exec_mask)) >> np.arange(64, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+        if (lanes & (np.asarray(out["D0"]) != np.asarray(other["D0"]))).any():
+            raise NotModelled(self._mnemonic, "an f32 multiplicand where the CDNA guide's rounded product and RDNA3's "
+                                              "fused one give different results")
+        return out
 
 
 # CLAMP on an integer add or subtract saturates to the result type's range instead of wrapping (decision 32):

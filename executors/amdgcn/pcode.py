@@ -178,14 +178,21 @@ def compile_op(mnemonic: str) -> Op:
 _D_AS_D0 = re.compile(r"(?<![A-Za-z0-9_])D\.(?=[a-z])")
 
 
-def _build(name: str) -> Op:
+def compile_variant(name: str, text: str) -> Op:
+    """The Op of `text` standing for instruction `name` (its encodings are name's): for an instruction whose
+    semantics the guide gives two ways (machine_valu.fma_mix runs both and refuses where they differ)."""
+    return _build(name, text)
+
+
+def _build(name: str, text: str | None = None) -> Op:
     if name not in PCODE:
         raise NotModelled(name, "not in the CDNA pseudocode table")
+    text = PCODE[name] if text is None else text
     lanes = any(fam in LANE_FAMILIES for fam in FAMILIES[name])
     if name.startswith(("v_mfma", "v_smfmac")):
         raise NotModelled(name, "a matrix (MFMA) instruction: the guide gives a formula, not pseudocode")
     try:
-        body = parse(_D_AS_D0.sub("D0.", PCODE[name]))
+        body = parse(_D_AS_D0.sub("D0.", text))
     except ParseError as e:
         raise NotModelled(name, f"pseudocode not parsed ({e})") from None
     c = Compiler(name, lanes)
@@ -198,7 +205,7 @@ def _build(name: str) -> Op:
               {r: c.width(r) for r in c.regs},
               frozenset(r for r in c.regs if lanes and r in PER_LANE and r not in c.lane_masks),
               frozenset(c.lane_masks & outputs), "approx" in c.flags, bool(c.flags & {"load", "store", "addr"}),
-              frozenset(c.hooks), PCODE[name], run, {"load", "store"} <= c.flags)
+              frozenset(c.hooks), text, run, {"load", "store"} <= c.flags)
 
 
 def unmodelled() -> dict[str, str]:

@@ -170,9 +170,21 @@ def test_fma_mix_with_f16_multiplicands_runs_the_cdna_text():
     assert (w.v[6] == 0x3800_5678).all()       # op_sel[0]: S0's high half (0): 0 * 5 + 0.5 = 0.5; the low half kept
 
 
-def test_fma_mix_with_an_f32_multiplicand_is_refused():
-    with pytest.raises(NotModelled, match="f32 multiplicand"):
-        run(["v_fma_mix_f32 v4, v1, v2, v3 op_sel_hi:[0,1,0]"])
+def test_fma_mix_with_an_f32_multiplicand_runs_both_texts_and_refuses_where_they_differ():
+    """With S0 read as f32 the product may not be exact in f32: the CDNA text rounds it, RDNA3's V_FMA_MIX text
+    fuses it. Both run: 1.5 (f32) * (1 + 2^-10) (f16) - 1 is exact either way and runs; (1 + 2^-12)^2 - 1 is
+    2^-11 + 2^-24 fused, but the rounded product 1 + 2^-11 (a tie to even) gives 2^-11: refused."""
+    def setup(w):
+        w.v[2] = np.full(64, 0x3C01, np.uint32)                     # 1 + 2^-10 (f16)
+        w.v[3] = np.full(64, 0xBF800000, np.uint32)                 # -1.0 (f32)
+        w.v[5] = np.full(64, 0x3FC00000, np.uint32)                 # 1.5 (f32)
+    w = run(["v_fma_mix_f32 v4, v5, v2, v3 op_sel_hi:[0,1,0]"], setup=setup)
+    assert (f32(w.v[4]) == np.float32(1.5 * (1 + 2.0 ** -10) - 1)).all()
+    def setup2(w):
+        w.v[1] = np.full(64, 0x3F800800, np.uint32)                 # 1 + 2^-12 (f32)
+        w.v[3] = np.full(64, 0xBF800000, np.uint32)
+    with pytest.raises(NotModelled, match="rounded product and RDNA3's fused"):
+        run(["v_fma_mix_f32 v4, v1, v1, v3 op_sel_hi:[0,0,0]"], setup=setup2)
 
 
 @pytest.mark.parametrize("mn,pairs", [("v_permlane32_swap_b32", [(k, k + 32) for k in range(32)]),
