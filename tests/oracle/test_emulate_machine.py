@@ -97,14 +97,16 @@ def test_a_wrong_ir_is_triton_s_whatever_the_machine_code_says(monkeypatch):
 
 
 def test_an_unmodelled_instruction_leaves_the_machine_unresolved_and_the_kernel_judged(vadd, monkeypatch):
-    """An instruction whose pseudocode the CDNA table lacks (v_fma_mix_f32), put before the kernel's add: the
-    machine cannot judge (named), and the kernel keeps the IR executor's verdict."""
+    """An instruction the machine does not run (v_cvt_pknorm_i16_f32: its text calls f32_to_snorm, which the guide
+    never defines), put before the kernel's add: the machine cannot judge (named), and the kernel keeps the IR
+    executor's verdict. (v_fma_mix_f32 served here until the machine learned to run it.)"""
     def plant(text):
-        return re.sub(r"^(\s*)(v_add_f32_e32 )", r"\1v_fma_mix_f32 v0, v1, v2, v3\n\1\2", text, count=1, flags=re.M)
+        return re.sub(r"^(\s*)(v_add_f32_e32 )", r"\1v_cvt_pknorm_i16_f32 v0, v1, v2\n\1\2", text, count=1,
+                      flags=re.M)
     outcome, execution = _judged(vadd, monkeypatch, plant)
     assert outcome["machine"]["status"] == "unresolved", outcome["machine"]
     assert execution.verdict == "pass" and execution.checks["machine"] == "unresolved"
-    assert "v_fma_mix_f32" in execution.checks["machine_detail"]
+    assert "v_cvt_pknorm_i16_f32" in execution.checks["machine_detail"]
 
 
 def test_a_right_kernel_with_a_machine_hazard_is_counted_and_kept(vadd, monkeypatch):
