@@ -23,23 +23,31 @@ pytestmark = pytest.mark.skipif(shutil.which("llc-22") is None and not Path(code
 DATA = Path(__file__).parent / "data"
 
 
+def product_16x16(ll, mcpu, opt, per_lane, seed):
+    """(machine's D, exact A @ B) for a 16x16xK f16 MFMA kernel (K = 4 * per_lane) whose A and B are placed by the
+    documented rule: A[i][k] in lane i + 16 * (k // per_lane), element k % per_lane of the lane's halves; B[k][j]
+    likewise with j for i; D[i][j] read from lane j + 16 * (i // 4), register i % 4."""
+    rng = np.random.default_rng(seed)
+    K = 4 * per_lane
+    A = rng.integers(-8, 8, (16, K)).astype(np.float16) / np.float16(4)
+    B = rng.integers(-8, 8, (K, 16)).astype(np.float16) / np.float16(2)
+    a_mem, b_mem = np.zeros((64, per_lane), np.float16), np.zeros((64, per_lane), np.float16)
+    for i in range(16):
+        for k in range(K):
+            a_mem[i + 16 * (k // per_lane), k % per_lane] = A[i, k]
+            b_mem[i + 16 * (k // per_lane), k % per_lane] = B[k, i]
+    code = codegen.from_ll(ll, mcpu, opt)
+    out = launch(code, None, {"a": a_mem.view(np.uint16).ravel(), "b": b_mem.view(np.uint16).ravel(),
+                              "c": np.zeros(256, np.float32)}).outputs["c"].view(np.float32).reshape(64, 4)
+    got = np.array([[out[j + 16 * (i // 4), i % 4] for j in range(16)] for i in range(16)])
+    return got, A.astype(np.float64) @ B.astype(np.float64), code    # small integers over 8: every sum exact
+
+
 @pytest.mark.parametrize("mcpu", ["gfx942", "gfx950"])
 @pytest.mark.parametrize("opt", [0, 2])
 def test_mfma_16x16x16_f16_is_the_matrix_product(mcpu, opt):
-    rng = np.random.default_rng(7)
-    A = rng.integers(-8, 8, (16, 16)).astype(np.float16) / np.float16(4)
-    B = rng.integers(-8, 8, (16, 16)).astype(np.float16) / np.float16(2)
-    a_mem, b_mem = np.zeros((64, 4), np.float16), np.zeros((64, 4), np.float16)
-    for i in range(16):
-        for k in range(16):
-            a_mem[i + 16 * (k // 4), k % 4] = A[i, k]      # register (k % 4) // 2, half k % 2: element k % 4
-            b_mem[i + 16 * (k // 4), k % 4] = B[k, i]
-    code = codegen.from_ll(DATA / "mfma.ll", mcpu, opt)
-    out = launch(code, None, {"a": a_mem.view(np.uint16).ravel(), "b": b_mem.view(np.uint16).ravel(),
-                              "c": np.zeros(256, np.float32)}).outputs["c"].view(np.float32).reshape(64, 4)
-    D = A.astype(np.float64) @ B.astype(np.float64)         # small integers over 8: every sum is exact
-    got = np.array([[out[j + 16 * (i // 4), i % 4] for j in range(16)] for i in range(16)])
-    assert (got == D).all()
+    got, want, _ = product_16x16(DATA / "mfma.ll", mcpu, opt, per_lane=4, seed=7)
+    assert (got == want).all()
 
 
 def test_mfma_rests_on_its_decision_and_broadcasts_are_not_modelled():
@@ -91,20 +99,7 @@ def test_gfx950_16x16x32_f16_has_twice_the_elements_a_lane(opt):
     """Decision 46: v_mfma_f32_16x16x32_f16 keeps the 16x16x16 form's lane structure with 8 consecutive K elements a
     lane (AMD's ROCm blog on CDNA4 matrix cores): A[i][k] in lane i + 16 * (k // 8), element k % 8 (four VGPRs),
     B[k][j] in lane j + 16 * (k // 8); D as the 16x16x16 form. Expected values written out here by that rule."""
-    rng = np.random.default_rng(11)
-    A = rng.integers(-8, 8, (16, 32)).astype(np.float16) / np.float16(4)
-    B = rng.integers(-8, 8, (32, 16)).astype(np.float16) / np.float16(2)
-    a_mem, b_mem = np.zeros((64, 8), np.float16), np.zeros((64, 8), np.float16)
-    for i in range(16):
-        for k in range(32):
-            a_mem[i + 16 * (k // 8), k % 8] = A[i, k]
-            b_mem[i + 16 * (k // 8), k % 8] = B[k, i]
-    code = codegen.from_ll(DATA / "gfx950" / "mfma_16x16x32.ll", "gfx950", opt)
-    result = launch(code, None, {"a": a_mem.view(np.uint16).ravel(), "b": b_mem.view(np.uint16).ravel(),
-                                 "c": np.zeros(256, np.float32)})
-    out = result.outputs["c"].view(np.float32).reshape(64, 4)
-    D = A.astype(np.float64) @ B.astype(np.float64)
-    got = np.array([[out[j + 16 * (i // 4), i % 4] for j in range(16)] for i in range(16)])
-    assert (got == D).all()
+    got, want, code = product_16x16(DATA / "gfx950" / "mfma_16x16x32.ll", "gfx950", opt, per_lane=8, seed=11)
+    assert (got == want).all()
     program = parse_program(code.text)
     assert {31, 46} <= set(Kernel(program.function("mfma"), program=program).decisions)
