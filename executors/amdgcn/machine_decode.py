@@ -18,6 +18,7 @@ from gfxhound.executors.amdgcn.machine_lanes import SPECIAL
 from gfxhound.executors.amdgcn.machine_mfma import mfma_step
 from gfxhound.executors.amdgcn.machine_private import scratch_step
 from gfxhound.executors.amdgcn.machine_state import _state_inputs, _state_writers
+from gfxhound.executors.amdgcn.machine_transpose import TRANSPOSING_READS, transposing_read_step
 from gfxhound.executors.amdgcn.machine_valu import FMA_MIX, fma_mix, valu
 from gfxhound.executors.amdgcn.pcode import NotModelled, compile_op
 
@@ -97,6 +98,8 @@ def _decode(ins, processor):
         return FP8_STEPS[mn](ins, processor)
     if mn in FMA_MIX:
         return fma_mix(ins)
+    if mn in TRANSPOSING_READS:
+        return transposing_read_step(ins, processor)
     if mn in DIV_STEPS:
         return DIV_STEPS[mn](ins)
     if mn in HWREG_STEPS:

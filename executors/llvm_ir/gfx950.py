@@ -18,10 +18,22 @@ Sources (cited below by tag):
            swapped element of the first argument", Rust core::arch::amdgpu::permlane32_swap, which binds
            llvm.amdgcn.permlane32.swap; MLIR's rocdl.permlane16.swap `(i32, i32) -> <(i32, i32)>`).
 
+  [TR]     The guide's section 11.4, "MFMA Transpose Load from LDS" (quoted in its words by its readers; the
+           pseudocode table has no entry): DS_READ_B64_TR_B16 "Read N bits of data per lane from data share.
+           Interpret the data as a matrix with 16 bit elements and transpose the matrix." "Two instructions load a
+           complete matrix. The first loads K=0..3 and K=8..11 into two VGPRs, and the next loads K=4..7 and
+           12..15. Each lane (one VGPR) holds 4 consecutive M or N values." "Prior to executing these
+           instructions the EXEC mask must be set to all 1's."
+
+ds.read.tr{4,6,8,16}.b64/.b96 follow decision 47 (docs/amdgcn-pcode.md): the data of 16 lanes, in lane order, is
+the matrix, E elements to a lane (E = 64 or 96 bits / element bits) and 16 to a row; lane i receives its column i.
+For B16 that gives each lane 4 K values of one M (or N), and lanes 0-15 of the 32x32 A operand K=0..3, as [TR]
+says; for B8 it is two 8x8 byte transposes, interleaved over even and odd lanes. Which lane's load supplies which
+element [TR] leaves open: the reading is the guide's words taken literally, and a gfx950 Triton dot checks it
+(tests/oracle/test_emulate_gfx950.py: the lane-swapped reading disagrees with torch). A wave with EXEC not all ones
+is NotModelled ([TR]: the result is not defined).
+
 Not modelled here, and why (so a kernel using them stays `unresolved`):
-  ds.read.tr{4,6,8,16}.b64/.b96 (DS_READ_B64_TR_B4/B8/B16, DS_READ_B96_TR_B6): the guide's pseudocode table has
-           no entry for them and no AMD text stating which LDS bytes land in which lane was found; third-party
-           summaries ("two interleaved 8x8 byte transposes") do not fix the lane mapping.
   cvt.scalef32.*: the guide's pseudocode calls helpers (fp8_to_f32_scale(src, scale.u8), f32_to_fp8_scale, ...)
            whose definitions (rounding, saturation, the scale's NaN/255 case) it does not give.
 """
@@ -31,6 +43,8 @@ import numpy as np
 
 from . import lanes as L
 from .errors import NotModelled
+from .access import from_bytes
+from .ir import sizeof
 from .values import lanes_of
 
 _I32_PAIR = ("s", (("i", 32), ("i", 32)))
@@ -70,7 +84,44 @@ def _permlane_swap(fn, name):
     return compile_
 
 
+def transpose_read(raw: np.ndarray, element_bits: int) -> np.ndarray:
+    """[TR] on the bytes the lanes of whole waves read ([lanes, nbytes], lanes a multiple of 16): each group of 16
+    lanes' data, in lane order, as an E x 16 matrix of `element_bits`-bit elements; lane i gets column i."""
+    lanes, nbytes = raw.shape
+    per_lane = nbytes * 8 // element_bits
+    bits = np.unpackbits(raw, axis=1, bitorder="little").reshape(lanes // 16, per_lane, 16, element_bits)
+    moved = bits.transpose(0, 2, 1, 3).reshape(lanes, nbytes * 8)
+    return np.packbits(moved, axis=1, bitorder="little")
+
+
+def _read_tr(element_bits, nbytes, name):
+    """A compiler for llvm.amdgcn.ds.read.tr*: the lanes' LDS loads (addresses checked as any load's), moved by
+    `transpose_read` (decision 47), returned as the intrinsic's vector type."""
+    def compile_(ins, args, kernel):
+        if kernel.arch != "gfx950":
+            raise NotModelled(f"{name} on {kernel.arch} (modelled from the CDNA4 guide, gfx950 only)")
+        if ins.ty[0] != "v" or sizeof(ins.ty) != nbytes:
+            raise NotModelled(f"{name} returning {ins.ty}")
+
+        def run(ex):
+            waves = _waves(ex, ex.mask).astype(bool)
+            live = waves.any(axis=1)
+            if not waves[live].all():
+                raise NotModelled(f"{name} with EXEC not all ones (the CDNA4 guide requires all lanes)")
+            lanes = np.flatnonzero(np.repeat(live, ex.kernel.wave_size))
+            addr = lanes_of(args[0](ex), ex.n)[lanes]
+            ex.memories.line = ins.line
+            raw = ex.memories.load(3, addr, nbytes, lanes)
+            return from_bytes(transpose_read(raw, element_bits), ex.n, lanes, ins.ty)
+        return run
+    return compile_
+
+
 GFX950 = {
     "llvm.amdgcn.permlane32.swap": _permlane_swap(L.permlane32_swap, "permlane32.swap"),
     "llvm.amdgcn.permlane16.swap": _permlane_swap(L.permlane16_swap, "permlane16.swap"),
+    "llvm.amdgcn.ds.read.tr16.b64": _read_tr(16, 8, "ds.read.tr16.b64"),
+    "llvm.amdgcn.ds.read.tr8.b64": _read_tr(8, 8, "ds.read.tr8.b64"),
+    "llvm.amdgcn.ds.read.tr4.b64": _read_tr(4, 8, "ds.read.tr4.b64"),
+    "llvm.amdgcn.ds.read.tr6.b96": _read_tr(6, 12, "ds.read.tr6.b96"),
 }

@@ -162,22 +162,56 @@ def test_swap_on_another_target_is_unresolved():
     assert "permlane32.swap on gfx942" in run.unresolved, run.unresolved
 
 
-@pytest.mark.parametrize("callee, ty", [("llvm.amdgcn.ds.read.tr16.b64.v4f16", "<4 x half>"),
-                                        ("llvm.amdgcn.ds.read.tr8.b64.v2i32", "<2 x i32>")])
-def test_transposing_lds_reads_stay_unresolved(callee, ty):
-    """No AMD text states the lane mapping of DS_READ_B64_TR_*: the kernel is unresolved, naming the call."""
-    text = f"""
-define amdgpu_kernel void @k(ptr addrspace(1) %out) {{
+def _swapped_reading(raw, element_bits):
+    """The reading decision 47 rejects: the group's lanes taken chunk-major (lane = row + E * chunk)."""
+    lanes, nbytes = raw.shape
+    per_lane = nbytes * 8 // element_bits
+    bits = np.unpackbits(raw, axis=1, bitorder="little").reshape(lanes // 16, 16, per_lane, element_bits)
+    out = np.empty_like(bits)
+    for i in range(16):
+        for e in range(per_lane):
+            out[:, i, e] = bits[:, (e + per_lane * (i // per_lane)) % 16, i % per_lane]
+    return np.packbits(out.reshape(lanes, -1), axis=1, bitorder="little")
+
+
+@pytest.mark.parametrize("dtype, size", [("float16", 32), ("bfloat16", 64)])
+def test_a_triton_dot_on_gfx950_reads_its_b_operand_transposed_and_agrees_with_torch(dtype, size, monkeypatch):
+    """Decision 47 checked against Triton: a plain tl.dot of f16/bf16 for gfx950 loads its row-major B through
+    ds.read.tr16.b64 (Triton's gfx950 lowering, run by AMD on MI355 hardware), and agrees with torch under the
+    literal reading; under the lane-swapped reading the same kernel is wrong, so the check can fail."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    from emulate_kernels import _dot, emulate
+
+    from gfxhound.executors.llvm_ir import gfx950
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn(size, size, generator=g).to(getattr(torch, dtype))
+    b = torch.randn(size, size, generator=g).to(getattr(torch, dtype))
+    want = a.float() @ b.float()
+    c = torch.zeros(size, size)
+    compiled = emulate(_dot, (1,), [a, b, c], {"M": size, "N": size, "K": size}, arch="gfx950")
+    assert "llvm.amdgcn.ds.read.tr16.b64" in compiled.asm["llir"]
+    assert torch.allclose(c, want, atol=1e-3, rtol=1e-3), float((c - want).abs().max())
+    monkeypatch.setattr(gfx950, "transpose_read", _swapped_reading)
+    c.zero_()
+    emulate(_dot, (1,), [a, b, c], {"M": size, "N": size, "K": size}, arch="gfx950")
+    assert float((c - want).abs().max()) > 1.0
+
+
+def test_a_transposing_read_on_another_target_is_unresolved():
+    """The semantics come from the CDNA4 guide; on gfx942 (which lacks the instruction) nothing is guessed."""
+    text = """
+define amdgpu_kernel void @k(ptr addrspace(1) %out) {
 entry:
   %lds = inttoptr i32 0 to ptr addrspace(3)
-  %r = call {ty} @{callee}(ptr addrspace(3) %lds)
+  %r = call <4 x half> @llvm.amdgcn.ds.read.tr16.b64.v4f16(ptr addrspace(3) %lds)
   ret void
-}}
-declare {ty} @{callee}(ptr addrspace(3))
+}
+declare <4 x half> @llvm.amdgcn.ds.read.tr16.b64.v4f16(ptr addrspace(3))
 """
-    run = C.run_ir(text, "k", "gfx950", C.make_launch("out: i32[64] out; grid: 1; block: 64",
-                                                      C.ir_params(text, "k")))
-    assert f"call to {callee}" in run.unresolved, run.unresolved
+    run = C.run_ir(text, "k", "gfx942", C.make_launch("out: i32[64] out; grid: 1; block: 64", C.ir_params(text, "k")))
+    assert "ds.read.tr16.b64 on gfx942" in run.unresolved, run.unresolved
 
 
 def test_a_triton_reduction_on_gfx950_runs_its_permlane_swaps_and_agrees_with_torch():
