@@ -15,7 +15,8 @@ import numpy as np
 from . import access
 from .errors import NotModelled
 from .memory import EmulatedFault, Rsrc
-from .values import bf16_to_f32, dtype_of, is_bfloat, lanes_of, to_float
+from .matrix_calls import compile_mfma
+from .values import dtype_of, lanes_of, to_float
 
 BARRIER = object()  # what a barrier's closure returns: the executor yields to the other waves there
 
@@ -57,7 +58,7 @@ def compile_call(ins, get, kernel):
     if callee.startswith(HOST_OUTPUT):
         return _host_output(ins)
     if callee.startswith("llvm.amdgcn.mfma."):  # not overloaded: '.i8' in mfma.i32.16x16x32.i8 is its name
-        return _mfma(ins, args, kernel)
+        return compile_mfma(ins, args, kernel)
     for name in _names(callee):
         for table in (AMDGPU, MATH):
             if name in table:
@@ -349,37 +350,6 @@ def _cvt(fn_name):
         # read back as ints by cvt_calls
         return lambda ex: fn(ex, kernel.arch, *[lanes_of(g(ex), ex.n) for g in args])
     return compile_
-
-
-def _mfma(ins, args, kernel):
-    from .matrix import mfma
-    name = ins.extra["callee"][len("llvm.amdgcn."):]
-    if name.startswith("mfma.scale"):  # operands 3-8 are formats, op_sel and scales: not wired yet
-        raise NotModelled(f"block-scaled {name}")
-    tys = ins.extra["tys"]
-    mods = [int(o[2] or 0) if o[0] == "c" else None for o in ins.ops[3:6]]
-    if None in mods:
-        raise NotModelled("mfma with non-constant modifiers")
-
-    def operand(ex, value, ty):
-        v = _waves(ex, value)
-        if v.ndim == 2:
-            v = v[..., None]
-        if ty[0] == "i" and ty[1] == 64 or ty[0] == "i" and ty[1] == 32 or ty[0] == "v" and ty[2] == ("i", 8):
-            raw = np.ascontiguousarray(v).view(np.uint8)
-            return raw.view(np.int8) if ".i8" in name else raw
-        if ty[0] == "v" and ty[2] == ("i", 16) or is_bfloat(ty):
-            return bf16_to_f32(v)
-        return v
-
-    def run(ex):
-        a = operand(ex, args[0](ex), tys[0])
-        b = operand(ex, args[1](ex), tys[1])
-        c = _waves(ex, args[2](ex))
-        d = mfma(name, a, b, c, *mods, kernel.arch)
-        return np.ascontiguousarray(d).reshape((ex.n,) + d.shape[2:])
-    return run
-
 
 AMDGPU = {
     "llvm.amdgcn.workitem.id.x": _workitem(0), "llvm.amdgcn.workitem.id.y": _workitem(1),

@@ -174,14 +174,19 @@ def _swapped_reading(raw, element_bits):
     return np.packbits(out.reshape(lanes, -1), axis=1, bitorder="little")
 
 
-@pytest.mark.parametrize("dtype, size", [("float16", 32), ("bfloat16", 64)])
-def test_a_triton_dot_on_gfx950_reads_its_b_operand_transposed_and_agrees_with_torch(dtype, size, monkeypatch):
-    """Decision 47 checked against Triton: a plain tl.dot of f16/bf16 for gfx950 loads its row-major B through
-    ds.read.tr16.b64 (Triton's gfx950 lowering, run by AMD on MI355 hardware), and agrees with torch under the
-    literal reading; under the lane-swapped reading the same kernel is wrong, so the check can fail."""
+@pytest.mark.parametrize("dtype, size, read", [("float16", 32, "tr16"), ("bfloat16", 64, "tr16"),
+                                              ("float8_e4m3fn", 32, "tr8")])
+def test_a_triton_dot_on_gfx950_reads_its_b_operand_transposed_and_agrees_with_torch(dtype, size, read,
+                                                                                      monkeypatch):
+    """Decision 47 checked against Triton: a plain tl.dot of f16/bf16 (fp8) for gfx950 loads its row-major B
+    through ds.read.tr16.b64 (tr8.b64; Triton's gfx950 lowering, run by AMD on MI355 hardware), and agrees with
+    torch under the literal reading; under the lane-swapped reading the same kernel is wrong, so the check can
+    fail. The fp8 dot multiplies with mfma.scale...f8f6f4 (both scales the constant 0: unscaled)."""
     torch = pytest.importorskip("torch")
     pytest.importorskip("triton")
+    import emulate_kernels
     from emulate_kernels import _dot, emulate
+    monkeypatch.setitem(emulate_kernels.TYPES, torch.float8_e4m3fn, "*fp8e4nv")
 
     from gfxhound.executors.llvm_ir import gfx950
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
@@ -191,7 +196,7 @@ def test_a_triton_dot_on_gfx950_reads_its_b_operand_transposed_and_agrees_with_t
     want = a.float() @ b.float()
     c = torch.zeros(size, size)
     compiled = emulate(_dot, (1,), [a, b, c], {"M": size, "N": size, "K": size}, arch="gfx950")
-    assert "llvm.amdgcn.ds.read.tr16.b64" in compiled.asm["llir"]
+    assert f"llvm.amdgcn.ds.read.{read}.b64" in compiled.asm["llir"]
     assert torch.allclose(c, want, atol=1e-3, rtol=1e-3), float((c - want).abs().max())
     monkeypatch.setattr(gfx950, "transpose_read", _swapped_reading)
     c.zero_()
