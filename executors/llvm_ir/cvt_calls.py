@@ -51,3 +51,61 @@ def emu_cvt_pkrtz(ex, arch, a, b):
     """<2 x half> as the executor keeps it: [lanes, 2] float16, element 0 from `a` (the low half)."""
     packed = np.ascontiguousarray(convert.cvt_pkrtz(a, b), dtype=np.uint32)
     return packed.view(np.uint16).reshape(packed.shape + (2,)).view(np.float16)
+
+
+def _words(pairs) -> np.ndarray:
+    """[lanes, 2] 16-bit elements (a <2 x i16>, <2 x half> or <2 x bfloat> value) as one uint32 a lane, element 0
+    in bits [15:0]."""
+    bits = np.asarray(pairs)
+    bits = bits.view(np.uint16) if bits.dtype == np.float16 else bits.astype(np.uint16)
+    bits = np.broadcast_to(bits, bits.shape if bits.ndim > 1 else (1, 2)).astype(np.uint32)
+    return bits[..., 0] | (bits[..., 1] << np.uint32(16))
+
+
+def _pairs(words, dtype) -> np.ndarray:
+    """uint32 a lane back to [lanes, 2] elements of `dtype` (uint16 for i16 and bfloat, float16 for half)."""
+    words = np.asarray(words).astype(np.uint32)
+    out = np.stack([words & np.uint32(0xFFFF), words >> np.uint32(16)], axis=-1).astype(np.uint16)
+    return out.view(np.float16) if dtype == np.float16 else out
+
+
+def _scaled_down_f32(kind):
+    """llvm.amdgcn.cvt.scalef32.pk.{fp8,bf8}.f32(<2 x i16> old, float a, float b, float scale, i1 word_sel)."""
+    convert_fn = getattr(convert, f"cvt_scalef32_pk_{kind}_f32")
+
+    def emu(ex, arch, old, a, b, scale, sel):
+        word_sel = _constant(sel, f"cvt.scalef32.pk.{kind}.f32")
+        return _pairs(convert_fn(_words(old), a, b, scale, word_sel, arch, clamp=_clamp(ex)), np.uint16)
+    return emu
+
+
+def _scaled_down_16(kind, src_kind):
+    """llvm.amdgcn.cvt.scalef32.pk.{fp8,bf8}.{f16,bf16}(<2 x i16> old, <2 x half|bfloat> src, float scale,
+    i1 word_sel)."""
+    convert_fn = getattr(convert, f"cvt_scalef32_pk_{kind}_{src_kind}")
+
+    def emu(ex, arch, old, src, scale, sel):
+        word_sel = _constant(sel, f"cvt.scalef32.pk.{kind}.{src_kind}")
+        return _pairs(convert_fn(_words(old), _words(src), scale, word_sel, arch, clamp=_clamp(ex)), np.uint16)
+    return emu
+
+
+def _scaled_up(dst_kind, kind):
+    """llvm.amdgcn.cvt.scalef32.pk.{f32,f16,bf16}.{fp8,bf8}(i32 src, float scale, i1 word_sel) -> <2 x ...>."""
+    convert_fn = getattr(convert, f"cvt_scalef32_pk_{dst_kind}_{kind}")
+
+    def emu(ex, arch, src, scale, sel):
+        out = convert_fn(src, scale, _constant(sel, f"cvt.scalef32.pk.{dst_kind}.{kind}"), arch)
+        if dst_kind == "f32":
+            return np.asarray(out, np.float32)
+        return _pairs(out, np.float16 if dst_kind == "f16" else np.uint16)
+    return emu
+
+
+SCALEF32 = {}
+for _kind in ("fp8", "bf8"):
+    SCALEF32[f"llvm.amdgcn.cvt.scalef32.pk.{_kind}.f32"] = _scaled_down_f32(_kind)
+    for _wide in ("f16", "bf16"):
+        SCALEF32[f"llvm.amdgcn.cvt.scalef32.pk.{_kind}.{_wide}"] = _scaled_down_16(_kind, _wide)
+    for _wide in ("f32", "f16", "bf16"):
+        SCALEF32[f"llvm.amdgcn.cvt.scalef32.pk.{_wide}.{_kind}"] = _scaled_up(_wide, _kind)

@@ -96,3 +96,9 @@ def _to_fp8(x, out, N: tl.constexpr):
 def _to_fp16_rtz(x, out, N: tl.constexpr):
     offs = tl.arange(0, N)
     tl.store(out + offs, tl.load(x + offs).to(tl.float16, fp_downcast_rounding="rtz"))
+
+
+@triton.jit
+def _cast(x, out, N: tl.constexpr, DST: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out + offs, tl.load(x + offs).to(DST))

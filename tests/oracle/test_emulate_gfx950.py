@@ -232,3 +232,28 @@ def test_a_triton_reduction_on_gfx950_runs_its_permlane_swaps_and_agrees_with_to
     assert "llvm.amdgcn.permlane16.swap" in compiled.asm["llir"]
     assert torch.allclose(out[:16], x.sum(1), atol=1e-4)
     assert torch.equal(out[16:], x.max(0).values)
+
+
+@pytest.mark.parametrize("source, dest", [("float8_e4m3fn", "float32"), ("float8_e5m2", "float32"),
+                                          ("float8_e4m3fn", "float16"), ("float8_e5m2", "bfloat16"),
+                                          ("float32", "float8_e4m3fn"), ("float32", "float8_e5m2"),
+                                          ("float16", "float8_e4m3fn"), ("bfloat16", "float8_e5m2")])
+def test_triton_fp8_casts_on_gfx950_run_their_scaled_conversions_and_agree_with_torch(source, dest, monkeypatch):
+    """Triton casts fp8 on gfx950 with llvm.amdgcn.cvt.scalef32.pk.* (scale 1.0): the IR executor runs them
+    (convert.py, the scale 2^0 only) and every element equals torch's own cast. Before they were unresolved."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    import triton.language as tl
+
+    import emulate_kernels
+    from emulate_kernels import _cast, emulate
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    monkeypatch.setitem(emulate_kernels.TYPES, torch.float8_e4m3fn, "*fp8e4nv")
+    monkeypatch.setitem(emulate_kernels.TYPES, torch.float8_e5m2, "*fp8e5")
+    triton_types = {"float32": tl.float32, "float16": tl.float16, "bfloat16": tl.bfloat16,
+                    "float8_e4m3fn": tl.float8e4nv, "float8_e5m2": tl.float8e5}
+    x = (torch.randn(64, generator=torch.Generator().manual_seed(0)) * 10).to(getattr(torch, source))
+    out = torch.zeros(64, dtype=getattr(torch, dest))
+    compiled = emulate(_cast, (1,), [x, out], {"N": 64, "DST": triton_types[dest]}, arch="gfx950")
+    assert "llvm.amdgcn.cvt.scalef32.pk." in compiled.asm["llir"]
+    assert torch.equal(out.float(), x.to(getattr(torch, dest)).float())
