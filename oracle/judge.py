@@ -131,6 +131,9 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
     if machine:
         base["checks"]["machine"] = machine.get("status", "not run")
         base["checks"]["machine_s"] = machine.get("s", 0.0)
+        if "compile_s" in outcome and "emulate_s" in outcome:  # the speed figure: executors against the compile
+            base["checks"]["compile_s"] = round(outcome["compile_s"], 4)
+            base["checks"]["ir_s"] = round(outcome["emulate_s"], 4)
     if status == "ok":
         if outcome["checks"]["mismatches"] == 0:
             if machine.get("status") == "disagree":  # the IR is right (torch agrees), LLVM's code for it is not

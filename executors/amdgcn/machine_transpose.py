@@ -26,16 +26,24 @@ TRANSPOSING_READS = {"ds_read_b64_tr_b16": (16, 8), "ds_read_b64_tr_b8": (8, 8),
 
 def transpose_lanes(words: list, element_bits: int, lane_bits: int) -> list:
     """64 lane integers of `lane_bits` bits each -> the 64 results: in each group of 16 lanes, lane i's element e
-    is element e * 16 + i of the group's elements taken lane by lane (decision 47)."""
+    is element e * 16 + i of the group's elements taken lane by lane (decision 47). Up to 64 bits a lane the lanes
+    move together (uint64); the 96-bit form goes lane by lane on Python integers."""
     per_lane, mask = lane_bits // element_bits, (1 << element_bits) - 1
-    out = []
-    for lane in range(64):
-        group, i = lane - lane % 16, lane % 16
-        value = 0
+    lane = np.arange(64)
+    group, i = lane - lane % 16, lane % 16
+    if lane_bits <= 64:
+        data, out = np.array(words, np.uint64), np.zeros(64, np.uint64)
         for e in range(per_lane):
             source, position = divmod(e * 16 + i, per_lane)
-            element = (words[group + source] >> (position * element_bits)) & mask
-            value |= element << (e * element_bits)
+            element = (data[group + source] >> (position * element_bits).astype(np.uint64)) & np.uint64(mask)
+            out |= element << np.uint64(e * element_bits)
+        return [int(x) for x in out]
+    out = []
+    for k in range(64):
+        value = 0
+        for e in range(per_lane):
+            source, position = divmod(e * 16 + int(i[k]), per_lane)
+            value |= ((words[int(group[k]) + source] >> (position * element_bits)) & mask) << (e * element_bits)
         out.append(value)
     return out
 

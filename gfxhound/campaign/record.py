@@ -210,6 +210,7 @@ class Recording:
 
 
 HAZARD_KERNELS_KEPT = 20
+RATIOS_KEPT = 100_000  # executors' seconds over the compile's, a kernel each (the median goes in the summary)
 
 
 def count_machine(stats, execution, spec) -> None:
@@ -222,6 +223,9 @@ def count_machine(stats, execution, spec) -> None:
     stats.execution["machine_code_judged"] += machine in ("agree", "disagree", "hazard")
     stats.execution["machine_code_hazards"] += machine == "hazard"
     stats.execution["machine_code_ms"] += int(1000 * execution.checks.get("machine_s", 0))
+    if "compile_s" in execution.checks and len(stats.executor_ratios) < RATIOS_KEPT:
+        checks = execution.checks
+        stats.executor_ratios.append((checks["compile_s"], checks["ir_s"] + checks.get("machine_s", 0)))
     if machine == "unresolved":
         stats.machine_unresolved[_construct(execution.checks.get("machine_detail", ""))] += 1
     elif machine == "hazard" and len(stats.machine_hazards) < HAZARD_KERNELS_KEPT:

@@ -36,6 +36,7 @@ class Stats:
     planted: Counter = field(default_factory=Counter)  # --plant: runs, flagged, and the verdicts of the rest
     machine_unresolved: Counter = field(default_factory=Counter)  # emulate: what stopped the machine-code runs
     machine_hazards: list = field(default_factory=list)  # emulate: kernels right but with a machine hazard (record.py)
+    executor_ratios: list = field(default_factory=list)  # emulate: (compile seconds, IR + machine-code seconds)
 
     def rate(self):
         return self.kernels / max(1e-9, time.time() - self.started)
@@ -147,4 +148,19 @@ def _execution_summary(stats: Stats, n: int, backend: str) -> dict:
         ex["machine_code_share"] = round(ex.get("machine_code_judged", 0) / n, 4)
         ex["machine_code_unresolved"] = dict(stats.machine_unresolved.most_common(20))
         ex["machine_code_hazard_kernels"] = list(stats.machine_hazards)   # spec, target, what the machine saw
+        ex["speed"] = _speed(stats.executor_ratios)
     return ex
+
+
+def _speed(pairs: list) -> dict:
+    """The emulate backend's cost against the compile's (the issue's speed figure): medians over the kernels both
+    executors ran of the compile's seconds, of the two executors' together, and of their ratio a kernel."""
+    if not pairs:
+        return {}
+
+    def median(xs):
+        xs = sorted(xs)
+        return round(xs[len(xs) // 2], 4)
+    return {"kernels": len(pairs), "compile_s_median": median(c for c, _ in pairs),
+            "executors_s_median": median(e for _, e in pairs),
+            "ratio_median": median(e / max(1e-6, c) for c, e in pairs)}

@@ -156,5 +156,16 @@ def test_a_campaign_reports_the_share_all_three_judged(tmp_path):
     assert ex["machine_code_runs"] >= 1
     assert ex["machine_code_share"] == round(ex["machine_code_judged"] / stats.kernels, 4)
     assert sum(ex["machine_code_unresolved"].values()) <= ex["machine_code_runs"] - ex["machine_code_judged"]
+    # the speed figure: both executors' seconds against the compile's, over the kernels the machine ran
+    speed = ex["speed"]
+    assert 1 <= speed["kernels"] <= ex["machine_code_runs"]
+    assert speed["compile_s_median"] > 0 and speed["executors_s_median"] > 0 and speed["ratio_median"] > 0
     # no false alarm on this seeded set: a machine-code finding here is an executor bug or a real LLVM bug to reduce
     assert not [f for f in stats.findings.values() if f.get("stage") == "machine-code"], stats.findings
+
+
+def test_the_speed_figure_is_the_median_kernel():
+    from gfxhound.campaign.stats import _speed
+    assert _speed([]) == {}
+    assert _speed([(1.0, 3.0), (2.0, 2.0), (4.0, 1.0)]) == {"kernels": 3, "compile_s_median": 2.0,
+                                                           "executors_s_median": 2.0, "ratio_median": 1.0}
