@@ -68,6 +68,9 @@ def typed_width(op, name: str) -> int:
     """The bits of the type the pseudocode reads source `name` as, where it reads it as one 16-bit type only
     (`S0.f16`, `S1.b16`): neg/abs then act on bit 15 (the ISA's input modifiers negate and take the absolute value
     of the operand as the instruction's type; op.widths holds the 32-bit register read). 0: the register width."""
+    override = getattr(op, "typed_sources", None)   # fma_mix: which sources op_sel_hi makes f16 (decision 43)
+    if override is not None and name in override:
+        return override[name]
     bits = {int(b) for b in re.findall(rf"\b{name}\.[a-z]+(\d+)\b", op.text)}
     return 16 if bits == {16} else 0
 
@@ -222,9 +225,24 @@ def fma_mix(ins):
     if len(hi) < 2 or not (hi[0] and hi[1]):
         op = _BothTexts(op, compile_variant(alias.mnemonic, op.text.replace("in[0] * in[1] + in[2]",
                                                                               "fma(in[0], in[1], in[2])")), mn)
+    # neg/abs negate the source as the type the text converts it from: an f16 source (op_sel_hi set) in the low
+    # half has its sign at bit 15, not 31 (the text reads the 32-bit register and converts S[15:0]; negating bit 31
+    # left `-v1` unnegated: found by the three-way campaign, llc's f16 division writes `v_fma_mix_f32 v3, -v1, ...`)
+    op = _MixSources(op, {name: 16 if len(hi) > k and hi[k] and not (len(sel) > k and sel[k]) else 0
+                          for k, name in enumerate(("S0", "S1", "S2"))})
     step = valu(alias, op)
     step.decisions = tuple(sorted(set(step.decisions) | {43}))
     return step
+
+
+class _MixSources:
+    """An Op whose sources `typed_sources` names are read as the given float width by valu's neg/abs."""
+
+    def __init__(self, op, typed_sources):
+        self._op, self.typed_sources = op, typed_sources
+
+    def __getattr__(self, name):
+        return getattr(self._op, name)
 
 
 class _BothTexts:

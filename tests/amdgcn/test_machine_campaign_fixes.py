@@ -1,9 +1,10 @@
-"""Three faults of the machine that the three-way device campaigns of Triton 3.9.0 found (each a disagreement or a
+"""Faults of the machine that the three-way device campaigns of Triton 3.9.0 found (each a disagreement or a
 hazard where the IR and torch agreed, each checked here to fail before its fix):
 
 - a float inline constant on a 16-bit float operand read as the low half of its f32 bits (`v_add_f16_e32 v0, 1.0,
   v0` added 0): Triton's fp16 `tl.atomic_add` of 1.0 compiles to that in its compare-and-swap loop (decision 45);
 - the same on `v_fma_mix_f32`'s f16-read sources (`v_fma_mix_f32 v4, v3, 1.0, 0 op_sel_hi:[1,1,0]`, x * 1.0);
+- neg/abs on those sources flipping bit 31 instead of the f16's bit 15 (`v_fma_mix_f32 v3, -v1, v2, v1`);
 - a load into AGPRs (`ds_read2_b64 a[32:35], ...`) recorded as pending on v32..v35, so a later read of v33 was
   reported as a read no s_waitcnt retired; and `v_accvgpr_read_b32` of a pending AGPR was not checked at all."""
 from __future__ import annotations
@@ -96,3 +97,19 @@ def test_a_counter_holds_its_fields_maximum(later, pending):
     lines = ["ds_read_b32 v1, v0"] + [f"ds_read_b32 v{2 + k}, v0 offset:{4 * k}" for k in range(later)]
     w = run(lines + ["v_mov_b32_e32 v100, v1"], setup)
     assert bool(w.hazards) == pending
+
+
+@pytest.mark.parametrize("line, want", [
+    ("v_fma_mix_f32 v3, -v1, v2, v1 op_sel_hi:[1,0,1]", 0x00000000),        # -x * 1.0 + x = 0
+    ("v_fma_mix_f32 v3, |v1|, v2, 0 op_sel_hi:[1,0,0]", 0x3E1A0000),        # |x| * 1.0 = 0.150390625
+    ("v_fma_mix_f32 v3, -v1, v2, 0 op_sel:[1,0,0] op_sel_hi:[1,0,0]", 0xBFC00000),   # -(high half 1.5) * 1.0
+])
+def test_fma_mix_negates_an_f16_source_at_its_own_sign_bit(line, want):
+    """The third-way device campaign's llc f16 division (`v_fma_mix_f32 v3, -v1, v2, v1 op_sel_hi:[1,0,1]`): neg
+    and abs act on the source as the type the text converts it from; on the low-half f16 source that is bit 15. The
+    machine flipped bit 31, so -x stayed x and x / x came out 7 instead of 1 (cfb2ad81, f84b0684)."""
+    def setup(w):
+        w.v[1] = np.full(64, 0x3E00B0D0, np.uint32)          # low half -0.150390625, high half 1.5 (f16)
+        w.v[2] = np.full(64, 0x3F800000, np.uint32)          # 1.0 in f32
+    w = run([line], setup)
+    assert int(w.v[3][0]) == want, hex(int(w.v[3][0]))
