@@ -93,10 +93,11 @@ class Op:
         if self.lanes:
             em = (1 << 64) - 1 if exec_mask is None else exec_mask
             if isinstance(em, (int, np.integer)):
-                mask = ((np.uint64(int(em)) >> LANE_ID) & np.uint64(1)) == 1
+                mask, exec_bits = _lane_mask(int(em) & ((1 << 64) - 1)), int(em) & ((1 << 64) - 1)
             else:
                 mask = np.asarray(em, bool).reshape(64)
-            inputs = {"EXEC": int(np.bitwise_or.reduce(np.where(mask, L.LANE_BITS, np.uint64(0)))), **inputs}
+                exec_bits = int(np.bitwise_or.reduce(np.where(mask, L.LANE_BITS, np.uint64(0))))
+            inputs = {"EXEC": exec_bits, **inputs}
         else:
             mask = np.asarray(True)
         for name, value in inputs.items():
@@ -126,7 +127,8 @@ class Op:
         for name in sorted(self.outputs):
             full, v, w = L.ones(self.widths[name]), f.v[name], f.w[name]
             if name in self.per_lane:
-                v, w = (np.broadcast_to(x, (64,)).copy() for x in (v, w))
+                v, w = (x.copy() if getattr(x, "shape", None) == (64,) else np.broadcast_to(x, (64,)).copy()
+                        for x in (v, w))
                 if not ((w != 0) & mask).any():
                     continue
                 if (mask & (w == 0)).any():
@@ -140,6 +142,21 @@ class Op:
                 raise NotModelled(self.mnemonic, f"{name} is written in part: supply its old value")
             out[name] = v
         return out
+
+
+_MASKS: dict = {}
+
+
+def _lane_mask(bits: int) -> np.ndarray:
+    """bool[64] of an EXEC value (read-only, shared: a wave runs few distinct EXEC values)."""
+    mask = _MASKS.get(bits)
+    if mask is None:
+        if len(_MASKS) > 4096:
+            _MASKS.clear()
+        mask = ((np.uint64(bits) >> LANE_ID) & np.uint64(1)) == 1
+        mask.setflags(write=False)
+        _MASKS[bits] = mask
+    return mask
 
 
 def _normal(value, width: int, mn: str):

@@ -283,8 +283,27 @@ class Compiler(ExprCompiler):
 
     def region(self, key, total, lo_e: _E, width: int, val: _E, track):
         src = val.ty if not val.ty.is_float else Ty("b", val.ty.bits)
+        fixed = []   # a constant low bit in a register of at most 64 bits: the masks, worked out at the first run
 
         def st(f, mask):
+            if not fixed:
+                tot = total or self.width(key)
+                if tot <= 64 and lo_e.const is not None and 0 <= int(lo_e.const) < 64:
+                    o = int(lo_e.const)
+                    m = (((1 << width) - 1) << o) & ((1 << tot) - 1)
+                    fixed.append((tot, np.uint64(o), np.uint64(m), np.uint64(((1 << tot) - 1) ^ m),
+                                  np.uint64(min((1 << width) - 1, (1 << 64) - 1))))
+                else:
+                    fixed.append(None)
+            if fixed[0] is not None:
+                tot, o, m, keep, low = fixed[0]
+                old = f.v.get(key)
+                old = np.uint64(0) if old is None else old
+                b = ((L.extend(L.bits_of(val.fn(f), val.ty), src, tot) & low) << o) & m
+                f.v[key] = np.where(mask, (old & keep) | b, old)
+                if track:
+                    f.w[track] = np.where(mask, f.w[track] | m, f.w[track])
+                return
             tot = total or self.width(key)
             old = f.v.get(key)
             old = L.const(Ty("b", tot), 0) if old is None else old

@@ -41,8 +41,11 @@ class NotModelled(Exception):
         self.mnemonic, self.construct = mnemonic, construct
 
 
+_ONES = tuple(np.uint64((1 << b) - 1) for b in range(65))
+
+
 def ones(bits: int):
-    return np.uint64((1 << bits) - 1) if bits <= 64 else (1 << bits) - 1
+    return _ONES[bits] if 0 <= bits <= 64 else (1 << bits) - 1
 
 
 def const(ty: Ty, value):

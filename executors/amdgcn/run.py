@@ -85,16 +85,38 @@ class GlobalMemory:
     def region(self, name: str) -> Region:
         return next(r for r in self.regions if r.name == name)
 
+    def _table(self):
+        """(bases, sizes, region indices), sorted by base, rebuilt when a region is mapped (regions do not overlap:
+        each has its own window, LDS its own memory)."""
+        if getattr(self, "_table_for", -1) != len(self.regions):
+            order = np.argsort([r.base for r in self.regions], kind="stable")
+            self._sorted = (np.array([self.regions[k].base for k in order], np.uint64),
+                            np.array([len(self.regions[k].data) for k in order], np.uint64), order)
+            self._table_for = len(self.regions)
+        return self._sorted
+
     def _locate(self, addr, nbytes, lanes, instruction, store):
         a = np.atleast_1d(np.broadcast_to(np.asarray(addr, np.uint64), np.shape(lanes)))
         on = np.atleast_1d(np.asarray(lanes, bool))
         idx = np.flatnonzero(on)
         found = np.full(a.shape, -1)
-        for k, r in enumerate(self.regions):
+        if self.regions and idx.size:
+            bases, sizes, order = self._table()
             aa = a[idx]
-            inside = (aa >= np.uint64(r.base)) & (aa <= np.uint64(r.end - nbytes)) if len(r.data) >= nbytes else \
-                np.zeros(len(idx), bool)
-            found[idx[inside]] = k
+            lo, hi = int(aa.min()), int(aa.max())
+            k = int(np.searchsorted(bases, np.uint64(lo), side="right")) - 1
+            if k >= 0 and hi + nbytes <= int(bases[k]) + int(sizes[k]):   # every lane in one region: most accesses
+                found[idx] = order[k]
+                return self._checked(a, idx, found, nbytes, instruction, store)
+            pos = np.searchsorted(bases, aa, side="right") - 1      # the region with the greatest base <= address
+            p = np.maximum(pos, 0)
+            need = np.uint64(nbytes)
+            with np.errstate(over="ignore"):
+                inside = (pos >= 0) & (sizes[p] >= need) & (aa - bases[p] <= sizes[p] - need)
+            found[idx[inside]] = order[p[inside]]
+        return self._checked(a, idx, found, nbytes, instruction, store)
+
+    def _checked(self, a, idx, found, nbytes, instruction, store):
         bad = idx[found[idx] < 0]
         if bad.size:
             lane = int(bad[0])
