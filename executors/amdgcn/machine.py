@@ -276,4 +276,14 @@ def _record(w, counter, index, dest, ordered: bool = True):
     # have more outstanding, so with one more issued the oldest has returned. Keeping 64 of each made a load that
     # 63 later VMEM ops had retired (llc's `s_waitcnt vmcnt(62)` relies on it) read as pending.
     if len(entries) > COUNTER_MAX[counter]:
+        retire(w, entries[:1])
         del entries[0]
+
+
+def retire(w, removed) -> None:
+    """Entries leaving a counter's queue: their load has returned, so what it writes outside the registers (an
+    LDS-direct load's bytes, machine_lds_dma.py) lands now."""
+    for _, dest in removed:
+        for item in dest:
+            if hasattr(item, "land"):
+                item.land(w)

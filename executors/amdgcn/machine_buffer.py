@@ -13,8 +13,8 @@ stride * index (IDXEN), "range checking"). Where the prose leaves a choice, deci
   lane whose verdict would change if SOFFSET were part of the check (the text does not say it is);
 - a structured buffer (stride > 0, IDXEN) is out of range when index >= NUM_RECORDS; an offset reaching past the
   stride is ``NotModelled``;
-- swizzled buffers (SWIZZLE_ENABLE), ADD_TID_ENABLE, LDS-direct loads (`lds`) and the typed MTBUF forms are
-  ``NotModelled``; the NUM_FORMAT/DATA_FORMAT fields do not affect untyped loads and stores.
+- swizzled buffers (SWIZZLE_ENABLE), ADD_TID_ENABLE and the typed MTBUF forms are ``NotModelled`` (LDS-direct
+  loads, `lds`, are machine_lds_dma.py's); the NUM_FORMAT/DATA_FORMAT fields do not affect untyped loads and stores.
 """
 from __future__ import annotations
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import numpy as np
 
 from gfxhound.executors.amdgcn.asm_operands import Imm, Label, Reg, Special, Waitcnt
-from gfxhound.executors.amdgcn.machine import (CACHE_MODS, M32, M64, NOOPS, _FLOAT, _check_modifiers, _hazard, _record, reader,
+from gfxhound.executors.amdgcn.machine import (CACHE_MODS, M32, M64, NOOPS, _FLOAT, _check_modifiers, _hazard, _record, reader, retire,
                                      writer)
 from gfxhound.executors.amdgcn.machine_buffer import buffer_step
 from gfxhound.executors.amdgcn.machine_div import DIV_STEPS
 from gfxhound.executors.amdgcn.machine_fp8 import FP8_STEPS
 from gfxhound.executors.amdgcn.machine_hwreg import HWREG_STEPS, guard_narrow_float
+from gfxhound.executors.amdgcn.machine_lds_dma import is_lds_dma, lds_dma_step
 from gfxhound.executors.amdgcn.machine_lanes import SPECIAL
 from gfxhound.executors.amdgcn.machine_mfma import mfma_step
 from gfxhound.executors.amdgcn.machine_private import scratch_step
@@ -67,6 +68,14 @@ def _next(w):
     w.pc += 1
 
 
+def _endpgm(w):
+    """The wave ends; its loads still return (an LDS-direct load's bytes land)."""
+    for entries in w.outstanding.values():
+        retire(w, entries)
+        entries.clear()
+    w.done = True
+
+
 def _barrier(w):
     """Stop this wave until every wave of its workgroup that has not ended reaches a barrier (run.py resumes)."""
     w.pc += 1
@@ -85,7 +94,9 @@ def _decode(ins, processor):
     if ins.encoding == "e64_dpp":
         raise NotModelled(ins.name, "VOP3 DPP (a gfx11+ encoding)")
     if mn == "s_endpgm":
-        return lambda w: setattr(w, "done", True)
+        return _endpgm
+    if is_lds_dma(ins):
+        return lds_dma_step(ins)
     if mn in NOOPS:
         return _next
     if mn == "s_waitcnt":
@@ -326,6 +337,7 @@ def _waitcnt(ins):
                 continue
             done = len(entries) - n
             if n == 0 or not w.unordered:
+                retire(w, entries[:done])
                 del entries[:done]
                 continue
             # k entries returned, SMEM among them in any order: only the oldest in-order entries are sure to be
@@ -334,6 +346,7 @@ def _waitcnt(ins):
             sure = max(0, done - len(unordered))
             ordered = [e for e in entries if e[0] not in w.unordered]
             retired = {id(e) for e in ordered[:sure]}
+            retire(w, ordered[:sure])
             entries[:] = [e for e in entries if id(e) not in retired]
         w.pc += 1
     return step

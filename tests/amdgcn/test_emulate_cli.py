@@ -140,11 +140,12 @@ def test_json_of_a_disagreement_and_of_an_unresolved_run(tmp_path):
     assert out.returncode == 1, out.stderr
     doc = _valid(out.stdout)
     assert doc["status"] == "disagree" and doc["buffers"][0]["minority"] == ["mutated.s"]
-    out = emulate(DATA / "load_lds.ll", "--opt", "2", "--launch", "in: u32[64]; out: u32[64] out; grid: 1", "--json")
+    out = emulate(DATA / "load_lds_u8.ll", "--opt", "2", "--launch", "in: u32[64]; out: u32[64] out; grid: 1",
+                  "--json")
     assert out.returncode == 125, out.stderr
     doc = _valid(out.stdout)
     assert [u["run"] for u in doc["unresolved"]] == ["O2"] and doc["unresolved"][0]["construct"].startswith(
-        "global_load_lds_dword: ")
+        "global_load_lds_ubyte: ")
 
 
 def test_a_race_in_the_ir_itself_is_unresolved_not_blamed_on_the_ir_executor():

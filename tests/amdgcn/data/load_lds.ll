@@ -1,5 +1,5 @@
 ; out[t] = in[t] through LDS, loaded by llvm.amdgcn.global.load.lds (each lane's dword lands at the LDS base + 4 *
-; lane): the IR executor runs it; the machine refuses global_load_lds_dword, which has no text in the guide's table
+; lane): the IR executor (_to_lds) and the machine (decision 49) run it
 target triple = "amdgcn-amd-amdhsa"
 
 @lds = internal addrspace(3) global [64 x i32] poison, align 4
