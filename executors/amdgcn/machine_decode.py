@@ -60,7 +60,12 @@ class Port:
         return self.mem.load(np.asarray(addr, np.uint64) & self.wrap, nbytes, lanes, self.instruction)
 
     def store(self, addr, nbytes, bits, lanes):
-        return self.mem.store(np.asarray(addr, np.uint64) & self.wrap, nbytes, bits, lanes, self.instruction)
+        addr = np.asarray(addr, np.uint64) & self.wrap
+        if self.wrap == np.uint64(M32) and self.mem.regions:   # LDS: a store past the allocation is dropped (as
+            size = len(self.mem.regions[0].data)               # the hardware does; Triton masks LDS writes so)
+            lanes = np.asarray(lanes, bool) & (np.broadcast_to(addr, np.shape(lanes)) + np.uint64(nbytes)
+                                               <= np.uint64(size))
+        return self.mem.store(addr, nbytes, bits, lanes, self.instruction)
 
 
 

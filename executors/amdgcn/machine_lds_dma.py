@@ -9,7 +9,10 @@ offset), and each active lane's bytes are written to LDS at M0 + the instruction
 per-lane stride for the x3/x4 forms; LLVM sets M0 to the LDS pointer of `llvm.amdgcn.*.load.lds` and passes the
 intrinsic's offset in the instruction. The data lands when the load has returned: the write waits in the wave's
 VM_CNT queue and is made when an s_waitcnt retires the entry (or the counter overflows it out, or the wave ends),
-so a ds_read that comes before the wait reads the old bytes, as the hardware's would. The byte and short forms are
+so a ds_read that comes before the wait reads the old bytes, as the hardware's would. A lane whose LDS destination is
+past the allocation neither fetches nor writes in the buffer form (Triton masks async copies that way: its PR 9679,
+"set the shared address to be out of range which tells the HW to drop the load"); the global form then is
+NotModelled (its PR 10588: "the OOB trick does not work for gfx9's global_load_lds"). The byte and short forms are
 NotModelled (what they write to LDS, a byte or an extended dword, is not in our sources).
 """
 from __future__ import annotations
@@ -49,7 +52,8 @@ def lds_dma_step(ins):
     size = SIZES[kind]
     offset = int(ins.mod("offset", 0) or 0)
     hazard = _hazard(ins.index)
-    if mn.startswith("buffer_"):
+    buffer_form = mn.startswith("buffer_")
+    if buffer_form:
         fetch = _buffer_fetch(ins, size, offset, hazard)
     else:
         fetch = _global_fetch(ins, size, offset, hazard)
@@ -58,9 +62,15 @@ def lds_dma_step(ins):
         if w.lds is None:
             raise NotModelled(mn, "an LDS-direct load in a kernel without a group segment")
         lanes = w.lanes()
-        data = fetch(w, lanes)                                       # object [64]: each lane's `size` bytes
         base = (int(w.m0) + offset) & M32
         addresses = (np.uint64(base) + np.arange(64, dtype=np.uint64) * np.uint64(size)) & np.uint64(M32)
+        inside = addresses + np.uint64(size) <= np.uint64(len(w.lds.regions[0].data) if w.lds.regions else 0)
+        if (lanes & ~inside).any():
+            if not buffer_form:   # triton#10588: "the OOB trick does not work for gfx9's global_load_lds"
+                raise NotModelled(mn, "an LDS destination past the allocation (what global_load_lds does then is "
+                                      "not in our sources)")
+            lanes = lanes & inside   # dropped, the global side not fetched (triton#9679: "tells the HW to drop
+        data = fetch(w, lanes)       # the load, it will not fetch the global address"); object [64]
         _record(w, "vm", ins.index, {PendingLdsWrite(addresses, data, size, lanes, ins)})
         w.pc += 1
     step.decisions = (49,)

@@ -139,8 +139,18 @@ class Memories:
         return memory[cells]
 
     def store(self, space, addr, data, lanes):
-        """`data`: uint8 [len(lanes), nbytes]; lanes store in lane order (the last lane wins a conflict)."""
+        """`data`: uint8 [len(lanes), nbytes]; lanes store in lane order (the last lane wins a conflict). An LDS
+        store past the kernel's allocation is dropped, as the hardware drops it: Triton's AMD backend masks LDS
+        writes that way, with the address 0x7fffffff (triton-lang/triton#9679, #10588: "set the LDS address ... to
+        be OOB to drop the writes to shared memory")."""
         nbytes = data.shape[1]
+        if space == 3:
+            wide = np.asarray(addr).astype(np.int64)
+            keep = (wide >= 0) & (wide + nbytes <= self.lds.size)
+            if not keep.all():
+                addr, data, lanes = np.asarray(addr)[keep], data[keep], np.asarray(lanes)[keep]
+                if not len(lanes):
+                    return
         memory, base = self._positions(space, addr, nbytes, lanes, "store")
         cells = base[:, None] + np.arange(nbytes)
         if space == 3:

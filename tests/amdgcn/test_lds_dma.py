@@ -53,3 +53,16 @@ def test_without_its_wait_the_ds_read_sees_the_old_bytes():
     assert not machine.unresolved and not machine.fault, machine.unresolved
     assert (ir.outputs["out"] == launch.args[0][:64]).all()
     assert not np.array_equal(machine.outputs["out"], ir.outputs["out"])
+
+
+@pytest.mark.parametrize("mcpu", ["gfx942", "gfx950"])
+def test_an_lds_store_past_the_allocation_is_dropped_by_both_executors(mcpu):
+    """Triton masks LDS writes with the address 0x7fffffff (triton-lang/triton#9679, #10588) and the hardware drops
+    them; both executors faulted there (e682f4ee, a gfx950 device-campaign kernel)."""
+    ll = DATA / "lds_oob_store.ll"
+    text = ll.read_text()
+    launch = C.make_launch("out: i32[64] out; grid: 1; block: 64", C.ir_params(text, "oob"))
+    want = np.where(np.arange(64) % 2 == 0, 2, 1)
+    for run in (C.run_ir(text, "oob", mcpu, launch), C.run_machine("O2", codegen.from_ll(ll, mcpu, 2), "oob", launch)):
+        assert not run.unresolved and not run.fault, (run.label, run.unresolved, run.fault)
+        assert (run.outputs["out"] == want).all(), (run.label, run.outputs["out"][:8])
