@@ -61,8 +61,9 @@ def test_an_lds_store_past_the_allocation_is_dropped_by_both_executors(mcpu):
     them; both executors faulted there (e682f4ee, a gfx950 device-campaign kernel)."""
     ll = DATA / "lds_oob_store.ll"
     text = ll.read_text()
-    launch = C.make_launch("out: i32[64] out; grid: 1; block: 64", C.ir_params(text, "oob"))
+    launch = C.make_launch("out: i32[64] out; grid: 1; block: 64", C.ir_params(text, "lds_oob_store"))
     want = np.where(np.arange(64) % 2 == 0, 2, 1)
-    for run in (C.run_ir(text, "oob", mcpu, launch), C.run_machine("O2", codegen.from_ll(ll, mcpu, 2), "oob", launch)):
+    machine = C.run_machine("O2", codegen.from_ll(ll, mcpu, 2), "lds_oob_store", launch)
+    for run in (C.run_ir(text, "lds_oob_store", mcpu, launch), machine):
         assert not run.unresolved and not run.fault, (run.label, run.unresolved, run.fault)
         assert (run.outputs["out"] == want).all(), (run.label, run.outputs["out"][:8])

@@ -5,7 +5,7 @@ target triple = "amdgcn-amd-amdhsa"
 
 @lds = internal addrspace(3) global [64 x i32] poison, align 4
 
-define amdgpu_kernel void @oob(ptr addrspace(1) %out) {
+define amdgpu_kernel void @lds_oob_store(ptr addrspace(1) %out) {
   %t = call i32 @llvm.amdgcn.workitem.id.x()
   %slot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %t
   store volatile i32 1, ptr addrspace(3) %slot

@@ -4,7 +4,7 @@ target triple = "amdgcn-amd-amdhsa"
 
 @lds = internal addrspace(3) global [64 x i8] poison, align 4
 
-define amdgpu_kernel void @load_lds(ptr addrspace(1) %in, ptr addrspace(1) %out) {
+define amdgpu_kernel void @load_lds_u8(ptr addrspace(1) %in, ptr addrspace(1) %out) {
   %t = call i32 @llvm.amdgcn.workitem.id.x()
   %p = getelementptr i8, ptr addrspace(1) %in, i32 %t
   call void @llvm.amdgcn.global.load.lds(ptr addrspace(1) %p, ptr addrspace(3) @lds, i32 1, i32 0, i32 0)
