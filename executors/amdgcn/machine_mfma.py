@@ -141,6 +141,18 @@ def _gather(w, reg: Reg, layout):
     return (low >> lo.astype(np.uint64)) & mask, shape
 
 
+def mfma_operands(ins):
+    """(D, A, B, C, C is the integer 0) of an MFMA: D, A and B VGPRs or AGPRs, C those or the constant 0."""
+    dst, a, b, c = ins.operands
+    for name, op in (("D", dst), ("A", a), ("B", b)):
+        if not isinstance(op, Reg) or op.file not in ("v", "a"):
+            raise NotModelled(ins.mnemonic, f"MFMA {name} operand {op}")
+    c_zero = isinstance(c, Imm) and int(c.value) == 0 and c.kind != "float"
+    if not c_zero and not (isinstance(c, Reg) and c.file in ("v", "a")):
+        raise NotModelled(ins.mnemonic, f"MFMA C operand {c}")
+    return dst, a, b, c, c_zero
+
+
 def mfma_step(ins, processor: str = ""):
     from gfxhound.executors.amdgcn.mfma_data import MFMA
     mn = ins.mnemonic
@@ -154,13 +166,7 @@ def mfma_step(ins, processor: str = ""):
             raise NotModelled(mn, f"MFMA {name}")
     _check_modifiers(ins, {"cbsz", "abid", "blgp"})
     types = {k: _type(v, mn, processor) for k, v in info["types"].items()}
-    dst, a, b, c = ins.operands
-    for name, op in (("D", dst), ("A", a), ("B", b)):
-        if not isinstance(op, Reg) or op.file not in ("v", "a"):
-            raise NotModelled(mn, f"MFMA {name} operand {op}")
-    c_zero = isinstance(c, Imm) and int(c.value) == 0 and c.kind != "float"
-    if not c_zero and not (isinstance(c, Reg) and c.file in ("v", "a")):
-        raise NotModelled(mn, f"MFMA C operand {c}")
+    dst, a, b, c, c_zero = mfma_operands(ins)
     lay = {m: _layout(mn, m) for m in "ABCD"}
     for name, op in (("A", a), ("B", b), ("D", dst)) + ((("C", c),) if not c_zero else ()):
         _, regs, _, _, bits = lay[name]

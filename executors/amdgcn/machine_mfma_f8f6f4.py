@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from gfxhound.executors.amdgcn.asm_operands import Imm, Reg
+from gfxhound.executors.amdgcn.asm_operands import Reg
 from gfxhound.executors.amdgcn.machine import M64, NotModelled, _check_modifiers, _hazard
 from gfxhound.executors.amdgcn.machine_fp8 import fmt, values
 
@@ -77,7 +77,7 @@ def _elements(w, reg: Reg, rows: int, k: int, code: int, processor: str, mn: str
 
 
 def f8f6f4_step(ins, processor: str = ""):
-    from gfxhound.executors.amdgcn.machine_mfma import _encode, _gather, _layout
+    from gfxhound.executors.amdgcn.machine_mfma import _encode, _gather, _layout, mfma_operands
     mn = ins.mnemonic
     if processor != "gfx950":
         raise NotModelled(mn, f"on {processor or 'an unknown processor'} (a gfx950 instruction)")
@@ -86,13 +86,7 @@ def f8f6f4_step(ins, processor: str = ""):
     if int(ins.mod("abid", 0) or 0) or fmt_a not in FORMATS or fmt_b not in FORMATS:
         raise NotModelled(mn, f"formats cbsz:{fmt_a} blgp:{fmt_b} abid:{ins.mod('abid', 0)}")
     m, k, like = F8F6F4[mn]
-    dst, a, b, c = ins.operands
-    for name, op in (("D", dst), ("A", a), ("B", b)):
-        if not isinstance(op, Reg) or op.file not in ("v", "a"):
-            raise NotModelled(mn, f"MFMA {name} operand {op}")
-    c_zero = isinstance(c, Imm) and int(c.value) == 0 and c.kind != "float"
-    if not c_zero and not (isinstance(c, Reg) and c.file in ("v", "a")):
-        raise NotModelled(mn, f"MFMA C operand {c}")
+    dst, a, b, c, c_zero = mfma_operands(ins)
     lay_c, lay_d = _layout(like, "C"), _layout(like, "D")
     hazard = _hazard(ins.index)
     read_regs = [(op.file, op.index + i) for op in (a, b) + (() if c_zero else (c,)) for i in range(op.count)]

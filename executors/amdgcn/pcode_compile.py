@@ -287,22 +287,16 @@ class Compiler(ExprCompiler):
 
         def st(f, mask):
             if not fixed:
-                tot = total or self.width(key)
-                if tot <= 64 and lo_e.const is not None and 0 <= int(lo_e.const) < 64:
-                    o = int(lo_e.const)
-                    m = (((1 << width) - 1) << o) & ((1 << tot) - 1)
-                    fixed.append((tot, np.uint64(o), np.uint64(m), np.uint64(((1 << tot) - 1) ^ m),
-                                  np.uint64(min((1 << width) - 1, (1 << 64) - 1))))
-                else:
-                    fixed.append(None)
+                tot, o = total or self.width(key), lo_e.const
+                fixed.append((tot, int(o), ((1 << width) - 1) << int(o) & ((1 << tot) - 1)) if tot <= 64 and
+                             o is not None and 0 <= int(o) < 64 else None)
             if fixed[0] is not None:
-                tot, o, m, keep, low = fixed[0]
-                old = f.v.get(key)
-                old = np.uint64(0) if old is None else old
-                b = ((L.extend(L.bits_of(val.fn(f), val.ty), src, tot) & low) << o) & m
-                f.v[key] = np.where(mask, (old & keep) | b, old)
+                tot, o, m = fixed[0]
+                old = f.v.get(key, np.uint64(0))
+                b = ((L.extend(L.bits_of(val.fn(f), val.ty), src, tot) << np.uint64(o)) & np.uint64(m))
+                f.v[key] = np.where(mask, (old & np.uint64(((1 << tot) - 1) ^ m)) | b, old)
                 if track:
-                    f.w[track] = np.where(mask, f.w[track] | m, f.w[track])
+                    f.w[track] = np.where(mask, f.w[track] | np.uint64(m), f.w[track])
                 return
             tot = total or self.width(key)
             old = f.v.get(key)

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import convert
 from .errors import NotModelled
+from .values import lanes_of
 
 
 def _clamp(ex):
@@ -102,10 +103,20 @@ def _scaled_up(dst_kind, kind):
     return emu
 
 
-SCALEF32 = {}
+SCALEF32 = {}   # intrinsic name -> fn(ex, arch, *operands), as the emu_* above
 for _kind in ("fp8", "bf8"):
     SCALEF32[f"llvm.amdgcn.cvt.scalef32.pk.{_kind}.f32"] = _scaled_down_f32(_kind)
     for _wide in ("f16", "bf16"):
         SCALEF32[f"llvm.amdgcn.cvt.scalef32.pk.{_kind}.{_wide}"] = _scaled_down_16(_kind, _wide)
     for _wide in ("f32", "f16", "bf16"):
         SCALEF32[f"llvm.amdgcn.cvt.scalef32.pk.{_wide}.{_kind}"] = _scaled_up(_wide, _kind)
+
+
+def _scalef32_call(fn):
+    """intrinsics.py's compiler shape for a SCALEF32 function: operands as typed lane values."""
+    def compile_(ins, args, kernel):
+        return lambda ex: fn(ex, kernel.arch, *[lanes_of(g(ex), ex.n) for g in args])
+    return compile_
+
+
+SCALEF32_CALLS = {name: _scalef32_call(fn) for name, fn in SCALEF32.items()}

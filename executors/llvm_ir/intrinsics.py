@@ -351,19 +351,6 @@ def _cvt(fn_name):
         return lambda ex: fn(ex, kernel.arch, *[lanes_of(g(ex), ex.n) for g in args])
     return compile_
 
-def _cvt_scalef32(name):
-    """gfx950's v_cvt_scalef32_pk_* conversions (convert.py; the scale 2^0 only, what Triton passes)."""
-    def compile_(ins, args, kernel):
-        from .cvt_calls import SCALEF32
-        fn = SCALEF32[name]
-        return lambda ex: fn(ex, kernel.arch, *[lanes_of(g(ex), ex.n) for g in args])
-    return compile_
-
-
-_SCALEF32_NAMES = [f"llvm.amdgcn.cvt.scalef32.pk.{a}.{b}" for k in ("fp8", "bf8")
-                   for a, b in [(k, "f32"), (k, "f16"), (k, "bf16"), ("f32", k), ("f16", k), ("bf16", k)]]
-
-
 AMDGPU = {
     "llvm.amdgcn.workitem.id.x": _workitem(0), "llvm.amdgcn.workitem.id.y": _workitem(1),
     "llvm.amdgcn.workitem.id.z": _workitem(2),
@@ -390,7 +377,6 @@ AMDGPU = {
     "llvm.amdgcn.cvt.pk.f32.fp8": _cvt("emu_cvt_pk_f32_fp8"), "llvm.amdgcn.cvt.pk.f32.bf8": _cvt("emu_cvt_pk_f32_bf8"),
     "llvm.amdgcn.cvt.f32.fp8": _cvt("emu_cvt_f32_fp8"), "llvm.amdgcn.cvt.f32.bf8": _cvt("emu_cvt_f32_bf8"),
     "llvm.amdgcn.cvt.pkrtz": _cvt("emu_cvt_pkrtz"),
-    **{name: _cvt_scalef32(name) for name in _SCALEF32_NAMES},
 }
 for _kind in ("fadd", "add", "swap", "cmpswap", "smax", "smin", "umax", "umin", "and", "or", "xor", "fmax", "fmin",
               "sub"):
@@ -399,3 +385,5 @@ for _kind in ("fadd", "add", "swap", "cmpswap", "smax", "smin", "umax", "umin", 
 from .llvm_math import MATH  # noqa: E402 - the generic half of the table
 from .gfx950 import GFX950  # noqa: E402 - gfx950's (CDNA4) additions
 AMDGPU.update(GFX950)
+from .cvt_calls import SCALEF32_CALLS  # noqa: E402 - gfx950's fp8 conversions with a scale
+AMDGPU.update(SCALEF32_CALLS)
