@@ -1,8 +1,10 @@
 """gfxhound reduce: a finding at the spec, TTIR/TTGIR or LLVM IR level, or a script of your own."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -63,6 +65,11 @@ def add_reduce(sub):
 
 
 def cmd_reduce(args):
+    with terminate_as_interrupt():
+        return _cmd_reduce(args)
+
+
+def _cmd_reduce(args):
     from gfxhound.reduce.llvm_ir import ReduceError
     from gfxhound.reduce.workflow import Settings, reduce_finding
 
@@ -96,6 +103,20 @@ def cmd_reduce(args):
     else:
         print("\n".join(outcome.lines))
     return 0 if outcome.ok else 1
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt():
+    """SIGTERM (what `timeout` and a cancelled CI job send) ends a reduction as Ctrl-C does: the reducers keep
+    their best result so far on KeyboardInterrupt. Without this a reduction under `timeout` lost all its progress
+    (found reducing a device-campaign finding under `timeout 420`). Only the CLI handles signals."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _compiles_with_triton(finding, level: str) -> bool:

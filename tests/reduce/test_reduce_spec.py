@@ -125,3 +125,17 @@ def test_unrolling_a_loop_to_one_trip_keeps_every_op_and_drops_the_loop_from_the
         if checked == 3:
             break
     assert checked == 3
+
+
+def test_sigterm_during_a_cli_reduction_ends_it_as_ctrl_c_does():
+    """`timeout` and a cancelled CI job send SIGTERM: inside the reduce command it is a KeyboardInterrupt, which the
+    reducers answer by keeping their best result (the test above); outside, the previous handler is back."""
+    import os
+    import signal
+
+    from gfxhound.cli.reduce import terminate_as_interrupt
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt):
+        with terminate_as_interrupt():
+            os.kill(os.getpid(), signal.SIGTERM)
+    assert signal.getsignal(signal.SIGTERM) is before
