@@ -17,6 +17,7 @@ from gfxhound.executors.amdgcn.machine_hwreg import HWREG_STEPS, guard_narrow_fl
 from gfxhound.executors.amdgcn.machine_lds_dma import is_lds_dma, lds_dma_step
 from gfxhound.executors.amdgcn.machine_lanes import SPECIAL
 from gfxhound.executors.amdgcn.machine_mfma import mfma_step
+from gfxhound.executors.amdgcn.machine_mfma_f8f6f4 import F8F6F4, f8f6f4_step
 from gfxhound.executors.amdgcn.machine_private import scratch_step
 from gfxhound.executors.amdgcn.machine_state import _state_inputs, _state_writers
 from gfxhound.executors.amdgcn.machine_transpose import TRANSPOSING_READS, transposing_read_step
@@ -108,6 +109,8 @@ def _decode(ins, processor):
         return _waitcnt(ins)
     if mn == "s_barrier":
         return _barrier
+    if mn in F8F6F4:
+        return f8f6f4_step(ins, processor)
     if mn.startswith("v_mfma_"):
         return mfma_step(ins, processor)
     if mn in FP8_STEPS:

@@ -14,7 +14,7 @@ fp8/bf8 elements are read in the processor's formats (machine_fp8.py: FNUZ on gf
 product of two of them and their sums over K are exact in float64 but for extreme bf8 exponents, then one rounding).
 
 gfx950's f16/bf16/i8 forms with twice the K of a CDNA3 form are laid out from that form's table (DOUBLED,
-decision 46). Its f8f6f4 forms are machine_mfma_f8f6f4.py's (decision 48).
+decision 46). Its f8f6f4 forms are machine_mfma_f8f6f4.py's (decision 48; machine_decode.py sends them there).
 
 Not modelled (``NotModelled``): CBSZ/ABID/BLGP broadcasts, xf32 inputs, the sparse SMFMAC forms, gfx950's scaled
 forms (no table), a partial EXEC (the guide does not
@@ -31,7 +31,6 @@ import numpy as np
 from gfxhound.executors.amdgcn.asm_operands import Imm, Reg
 from gfxhound.executors.amdgcn.machine import M64, NotModelled, _check_modifiers, _hazard
 from gfxhound.executors.amdgcn.machine_fp8 import Minifloat, fmt, values
-from gfxhound.executors.amdgcn.machine_mfma_f8f6f4 import F8F6F4, f8f6f4_step
 
 __all__ = ["mfma_step", "MODELLED_TYPES"]
 
@@ -156,8 +155,6 @@ def mfma_operands(ins):
 def mfma_step(ins, processor: str = ""):
     from gfxhound.executors.amdgcn.mfma_data import MFMA
     mn = ins.mnemonic
-    if mn in F8F6F4:
-        return f8f6f4_step(ins, processor)
     if mn not in MFMA and not (mn in DOUBLED and processor == "gfx950"):
         raise NotModelled(mn, "an MFMA without a layout table (gfx950's scaled forms, or SMFMAC)")
     info = _info(mn)

@@ -25,6 +25,7 @@ import numpy as np
 from gfxhound.executors.amdgcn.asm_operands import Reg
 from gfxhound.executors.amdgcn.machine import M64, NotModelled, _check_modifiers, _hazard
 from gfxhound.executors.amdgcn.machine_fp8 import fmt, values
+from gfxhound.executors.amdgcn.machine_mfma import _encode, _gather, _layout, mfma_operands
 
 # mnemonic -> (M = N, K, the calculator form whose C/D layout it shares)
 F8F6F4 = {"v_mfma_f32_32x32x64_f8f6f4": (32, 64, "v_mfma_f32_32x32x8_f16"),
@@ -77,7 +78,6 @@ def _elements(w, reg: Reg, rows: int, k: int, code: int, processor: str, mn: str
 
 
 def f8f6f4_step(ins, processor: str = ""):
-    from gfxhound.executors.amdgcn.machine_mfma import _encode, _gather, _layout, mfma_operands
     mn = ins.mnemonic
     if processor != "gfx950":
         raise NotModelled(mn, f"on {processor or 'an unknown processor'} (a gfx950 instruction)")
