@@ -34,9 +34,9 @@ element [TR] leaves open: the reading is the guide's words taken literally, and 
 is NotModelled ([TR]: the result is not defined).
 
 The fp8/bf8 forms of cvt.scalef32.pk.* (Triton's every fp8 cast on gfx950, scale 1.0) are convert.py's, wired by
-cvt_calls.py (SCALEF32_CALLS): with the scale 2^0 scaling is the identity; another scale is NotModelled, because the guide's
-pseudocode calls helpers (fp8_to_f32_scale(src, scale.u8), f32_to_fp8_scale, ...) whose definitions (rounding,
-saturation, the scale's NaN/255 case) it does not give. The fp4/fp6 forms stay unresolved.
+cvt_calls.py (SCALEF32_CALLS): with the scale 2^0 scaling is the identity; another scale is NotModelled, because
+the guide's pseudocode calls helpers (fp8_to_f32_scale(src, scale.u8), f32_to_fp8_scale, ...) whose definitions
+(rounding, saturation, the scale's NaN/255 case) it does not give. The fp4/fp6 forms stay unresolved.
 """
 from __future__ import annotations
 
