@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from gfxhound.executors.amdgcn.asm_operands import Imm, Label, Reg, Special, Waitcnt
-from gfxhound.executors.amdgcn.machine import (CACHE_MODS, M32, M64, NOOPS, _FLOAT, _check_modifiers, _hazard, _record, reader, retire,
-                                     writer)
+from gfxhound.executors.amdgcn.machine import (CACHE_MODS, M32, M64, NOOPS, _FLOAT, _check_modifiers, _hazard, _record, reader,
+                                                retire, writer)
 from gfxhound.executors.amdgcn.machine_buffer import buffer_step
 from gfxhound.executors.amdgcn.machine_div import DIV_STEPS
 from gfxhound.executors.amdgcn.machine_fp8 import FP8_STEPS
