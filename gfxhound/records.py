@@ -4,17 +4,20 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-# The newest run.json format this gfxhound reads. 2: the verdict `unsupported` (a pass's clean refusal). A record
-# is written in the oldest format that holds it, so a gfxhound that predates `unsupported` still reads every other
-# record and refuses only those, with a message, instead of failing on an unknown verdict.
-EXECUTION_FORMAT = 2
-VERDICTS = ("pass", "miscompile", "ice", "unsupported", "user_error", "runtime_fault", "timeout", "nondeterministic",
-            "unresolved")
-BUG_VERDICTS = ("miscompile", "ice", "unsupported", "runtime_fault", "timeout", "nondeterministic")
+# The newest run.json format this gfxhound reads. 2: the verdict `unsupported` (a pass's clean refusal); 3: the
+# verdict `hazard` (--backend emulate: values right, machine code the hardware need not run right). A record is
+# written in the oldest format that holds it, so a gfxhound that predates a verdict still reads every other record
+# and refuses only those, with a message, instead of failing on an unknown verdict. Records of formats 1 and 2
+# read unchanged: a hazard was then a `pass` with checks.machine == "hazard", never stored as a finding.
+EXECUTION_FORMAT = 3
+VERDICTS = ("pass", "miscompile", "ice", "unsupported", "hazard", "user_error", "runtime_fault", "timeout",
+            "nondeterministic", "unresolved")
+BUG_VERDICTS = ("miscompile", "ice", "unsupported", "hazard", "runtime_fault", "timeout", "nondeterministic")
 # reportable, but not a crash or a wrong result: listings show these apart (the front end accepted what a pass
-# refuses in a diagnostic written for it: docs/identity.md)
-APART_VERDICTS = ("unsupported",)
-FORMAT_OF_VERDICT = {"unsupported": 2}  # the first run.json format that can hold the verdict
+# refuses in a diagnostic written for it: docs/identity.md; right values from code that skips a wait the hardware
+# needs: docs/emulate.md)
+APART_VERDICTS = ("unsupported", "hazard")
+FORMAT_OF_VERDICT = {"unsupported": 2, "hazard": 3}  # the first run.json format that can hold the verdict
 
 
 @dataclass

@@ -8,7 +8,8 @@ says nothing of what LLVM's AMDGPU backend made of that IR. With the machine cod
 * the IR executor's outputs right and the machine code's wrong (or faulting): ``layer`` "llvm", a miscompile of
   LLVM's AMDGPU backend (instruction selection, combines, scheduling, register allocation, waitcnts);
 * the machine code reads a register whose load no ``s_waitcnt`` retired, or breaks a wait-state row the machine
-  checks, with its outputs right: a ``hazard``, recorded, never a wrong result.
+  checks, with its outputs right: the verdict ``hazard`` (layer "llvm": LLVM's waitcnt insertion or hazard
+  recognizer), a finding of its own and never a wrong result, keyed by the instructions (``hazard_key``).
 
 Why against torch and not bit for bit against the IR executor: the hardware's v_exp_f32, v_rcp_f32 and
 v_log_f32 are approximations the guide bounds, not the correctly rounded results the IR executor computes, so
@@ -105,8 +106,22 @@ class MachineKernel:
         if result.wait_hazards:
             what.append(f"{len(result.wait_hazards)} pair(s) run with fewer wait states than the guide requires "
                         f"(rule {result.wait_hazards[0][4]})")
-        self.report = {"hazards": "; ".join(what), "decisions": list(kernel.decisions)}
+        self.report = {"hazards": "; ".join(what), "decisions": list(kernel.decisions),
+                       "hazard_key": hazard_key(kernel, result)}
         self.last_run_s = time.perf_counter() - started
+
+
+def hazard_key(kernel, result) -> str:
+    """The first hazard the run met, by instructions and not registers or positions, so one hazard bug met
+    through many kernels keys one finding (gfxhound/signature.py hazard_signature): a wait-state row broken,
+    "rule N: producer -> consumer", else "<reader> reads a register no s_waitcnt retired"; "" without one."""
+    names = [ins.mnemonic for ins in kernel.instructions]
+    if result.wait_hazards:
+        _gx, _gy, _gz, _wave, rule, producer, consumer = result.wait_hazards[0]
+        return f"rule {rule}: {names[producer]} -> {names[consumer]}"
+    if result.hazards:
+        return f"{names[result.hazards[0][4]]} reads a register no s_waitcnt retired"
+    return ""
 
 
 class OverCap(Exception):
@@ -163,5 +178,6 @@ def judge_machine(run, emulated, compiled, arch, cap: float = TIME_CAP_S) -> dic
     if result["checks"].get("mismatches"):
         return {"status": "disagree", "text": result.get("message", "")[:1500], "s": seconds, "decisions": decisions}
     if machine.report.get("hazards"):
-        return {"status": "hazard", "text": machine.report["hazards"], "s": seconds}
+        return {"status": "hazard", "text": machine.report["hazards"], "key": machine.report["hazard_key"],
+                "s": seconds}
     return {"status": "agree", "text": "", "s": seconds}

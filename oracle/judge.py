@@ -112,8 +112,8 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
     regroups it either way."""
     import re
 
-    from gfxhound.signature import MACHINE_CODE_STAGE, machine_code_signature, miscompile_signature, \
-        wrong_result_signature
+    from gfxhound.signature import MACHINE_CODE_STAGE, hazard_signature, machine_code_signature, \
+        miscompile_signature, wrong_result_signature
 
     from .limitations import match
 
@@ -145,6 +145,11 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
                                  normalised=normalised, signature=signature, **base)
             if machine.get("status") in ("hazard", "unresolved"):
                 base["checks"]["machine_detail"] = machine.get("text", "")[:300]
+            if machine.get("status") == "hazard":  # right values, code the hardware need not run right: LLVM's
+                base["checks"]["layer"] = "llvm"
+                normalised, signature = hazard_signature(target, machine.get("key") or machine.get("text", ""))
+                return Execution(verdict="hazard", stage=MACHINE_CODE_STAGE, message=machine.get("text", ""),
+                                 normalised=normalised, signature=signature, **base)
             return Execution(verdict="pass", **base)
         if machine:  # the IR executor's outputs are wrong: Triton (its lowering or earlier) owns it
             base["checks"]["layer"] = "triton"

@@ -161,6 +161,9 @@ class Program:
 # ---- statements ---------------------------------------------------------------------------------------------
 def strip_comment(line: str) -> str:
     """`line` without its `;` or `//` comment (outside double quotes)."""
+    if '"' not in line:   # most lines: no string to skip over
+        cut = min((i for i in (line.find(";"), line.find("//")) if i >= 0), default=len(line))
+        return line[:cut].rstrip()
     quoted = False
     for i, ch in enumerate(line):
         if ch == '"':

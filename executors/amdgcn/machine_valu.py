@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -71,7 +72,12 @@ def typed_width(op, name: str) -> int:
     override = getattr(op, "typed_sources", None)   # fma_mix: which sources op_sel_hi makes f16 (decision 43)
     if override is not None and name in override:
         return override[name]
-    bits = {int(b) for b in re.findall(rf"\b{name}\.[a-z]+(\d+)\b", op.text)}
+    return _typed_width(op.text, name)
+
+
+@lru_cache(maxsize=None)
+def _typed_width(text: str, name: str) -> int:
+    bits = {int(b) for b in re.findall(rf"\b{name}\.[a-z]+(\d+)\b", text)}
     return 16 if bits == {16} else 0
 
 

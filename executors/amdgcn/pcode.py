@@ -43,6 +43,7 @@ from .pcode_data import FAMILIES, PCODE
 from .pcode_expr import LANE_ID, PER_LANE
 from .pcode_lib import NotModelled
 from .pcode_parse import ParseError, Ty, parse
+from .pcode_reuse import Deferred, Results
 
 __all__ = ["NotModelled", "Op", "compile_op", "coverage", "unmodelled"]
 
@@ -88,6 +89,41 @@ class Op:
     _serial: bool                # reads and writes memory: lanes run one after another
 
     def run(self, inputs: dict, exec_mask=None, memory=None) -> dict:
+        key = None
+        if REUSE and not self.memory and memory is None:   # a pure function of its inputs: a repeat is a lookup
+            key = RESULTS.key(self.mnemonic, exec_mask if self.lanes else None, inputs)
+            out = RESULTS.get(key) if key is not None else None
+            if out is not None:
+                return out
+        if REUSE and self._serial and self.lanes and memory is not None:
+            out = self._together(inputs, exec_mask, memory)
+            if out is not None:
+                return out
+        f, mask = self._frame(inputs, exec_mask, memory)
+        self._execute(f, [LANE_ID == i for i in np.flatnonzero(mask)] if self._serial and self.lanes else [mask])
+        out = self._collect(f, mask)
+        if key is not None:
+            RESULTS.put(key, out)
+        return out
+
+    def _together(self, inputs, exec_mask, memory):
+        """A read-modify-write run of every lane at once, its stores held back (pcode_reuse.Deferred): the result
+        if no two lanes touched a common byte (then the guide's lane order cannot matter), else None."""
+        deferred = Deferred(memory)
+        try:
+            f, mask = self._frame(inputs, exec_mask, deferred)
+            if np.count_nonzero(mask) < 2:
+                return None
+            self._execute(f, [mask])
+            out = self._collect(f, mask)
+        except Exception:  # noqa: BLE001 - a fault or a refusal is raised again, in lane order, by the serial run
+            return None
+        if not deferred.disjoint():
+            return None
+        deferred.commit()
+        return out
+
+    def _frame(self, inputs, exec_mask, memory):
         f = _Frame()
         f.v, f.w, f.mem, f.round = {}, {}, memory, L.ROUND_NEAREST_EVEN
         if self.lanes:
@@ -113,14 +149,16 @@ class Op:
             f.v.setdefault(name, f.w[name])
         if self.mnemonic in DISAGREEMENTS and np.any(DISAGREEMENTS[self.mnemonic][1](f) & mask):
             raise NotModelled(self.mnemonic, DISAGREEMENTS[self.mnemonic][0])
+        return f, mask
+
+    def _execute(self, f, masks) -> None:
         with np.errstate(all="ignore"):
             try:
-                for m in ([LANE_ID == i for i in np.flatnonzero(mask)] if self._serial and self.lanes else [mask]):
+                for m in masks:
                     f.dead = np.zeros_like(m)
                     self._body(f, m)
             except L.LibError as e:
                 raise NotModelled(self.mnemonic, str(e)) from None
-        return self._collect(f, mask)
 
     def _collect(self, f: _Frame, mask) -> dict:
         out = {}
@@ -145,6 +183,8 @@ class Op:
 
 
 _MASKS: dict = {}
+RESULTS = Results()   # pure instructions' runs by their inputs (pcode_reuse.py)
+REUSE = True          # False: every run computed in full, lane by lane where memory is read and written (tests, bench)
 
 
 def _lane_mask(bits: int) -> np.ndarray:

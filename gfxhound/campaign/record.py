@@ -215,9 +215,9 @@ RATIOS_KEPT = 100_000  # executors' seconds over the compile's, a kernel each (t
 
 def count_machine(stats, execution, spec) -> None:
     """The machine-code run's counts (--backend emulate), and the spec of each kernel whose IR was right and whose
-    machine run read a register no s_waitcnt retired or broke a wait-state row (the first HAZARD_KERNELS_KEPT):
-    such a kernel's verdict is `pass`, so without this the campaign kept nothing to examine an LLVM waitcnt or
-    hazard bug by."""
+    machine run read a register no s_waitcnt retired or broke a wait-state row (the first HAZARD_KERNELS_KEPT): such
+    a kernel's verdict is `hazard`, a finding keyed by its instruction pair; the list shows every kernel behind
+    the few findings in the summary itself."""
     machine = execution.checks["machine"]
     stats.execution["machine_code_runs"] += 1
     stats.execution["machine_code_judged"] += machine in ("agree", "disagree", "hazard")

@@ -62,8 +62,9 @@ def features_of(spec, features, arch):
 # the JSON summary's schema (docs/schemas/fuzz-summary.json); bump on a change a reader must know of. 2: the
 # verdict `unsupported`; each finding's `status` (report/triage.py `standing`); `new` only for what is new to the
 # corpus and recorded nowhere (no tracker entry, search or draft). A status a reference corpus (--known) supplied
-# carries "from", that corpus's directory: a key added, the version kept (gfxhound/cli/jsonout.py's rule)
-SUMMARY_FORMAT = "gfxhound.fuzz-summary/2"
+# carries "from", that corpus's directory: a key added, the version kept (gfxhound/cli/jsonout.py's rule). 3: the
+# verdict `hazard`
+SUMMARY_FORMAT = "gfxhound.fuzz-summary/3"
 
 
 def summary_json(stats: Stats, config: CampaignConfig, toolchain: str, known=()) -> dict:

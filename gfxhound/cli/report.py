@@ -83,6 +83,9 @@ def _known(args, finding, triage):
 
 def _upstream(args, corpus, finding):
     from gfxhound.report import drafts
+    if finding.verdict == "hazard":  # its witness is the machine's run of the llc output, not a Triton program
+        raise UserError(f"{finding.signature} is a hazard in LLVM's machine code: draft it from the kernel's LLVM IR "
+                        "with `gfxhound emulate FILE.ll --launch SPEC --draft DIR --witness REGEX`")
     if finding.verdict not in DRAFTED_VERDICTS:
         raise UserError(f"{finding.signature} is {finding.verdict}: only compiler bugs get drafts")
     upstream = {"triton": drafts.TRITON, "llvm": drafts.LLVM}.get(args.upstream)

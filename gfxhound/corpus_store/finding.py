@@ -4,10 +4,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 
 # The newest finding.json format this gfxhound reads. 2: aliases, configuration, normaliser, split_from,
-# absorbed_into (format 1 reads as defaults); 3: the verdict `unsupported`. A finding is written in the oldest
-# format that holds it (2, or 3 for `unsupported`), so an older gfxhound refuses only what it cannot read.
-FINDING_FORMAT = 3
-_FORMAT_OF_VERDICT = {"unsupported": 3}
+# absorbed_into (format 1 reads as defaults); 3: the verdict `unsupported`; 4: the verdict `hazard`. A finding is
+# written in the oldest format that holds it (2, 3 for `unsupported`, 4 for `hazard`), so an older gfxhound
+# refuses only what it cannot read.
+FINDING_FORMAT = 4
+_FORMAT_OF_VERDICT = {"unsupported": 3, "hazard": 4}
 _OPTIONAL = {"aliases": list, "configuration": lambda: "default", "normaliser": lambda: 0, "split_from": list,
              "absorbed_into": lambda: ""}
 

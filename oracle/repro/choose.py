@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from gfxhound.signature import MEMORY_MODEL_STAGE
 
-RUN_VERDICTS = ("miscompile", "nondeterministic")  # a run judged them: the repro must run the kernel too
+# a run judged them: the repro must run the kernel too (a `hazard` is LLVM's machine code: its repro runs the kernel
+# on an AMD GPU and says it cannot test under the embedded IR executor, as a machine-code wrong result's does)
+RUN_VERDICTS = ("miscompile", "nondeterministic", "hazard")
 
 
 def memory_model_source() -> str:

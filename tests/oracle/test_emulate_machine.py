@@ -109,12 +109,17 @@ def test_an_unmodelled_instruction_leaves_the_machine_unresolved_and_the_kernel_
     assert "v_cvt_pknorm_i16_f32" in execution.checks["machine_detail"]
 
 
-def test_a_right_kernel_with_a_machine_hazard_is_counted_and_kept(vadd, monkeypatch):
-    """The plant a waitcnt bug leaves: every s_waitcnt removed. The values still come out right, so the verdict is
-    pass with machine=hazard; the campaign counts it and keeps the kernel's spec (record.count_machine), since a
-    pass is never stored as a finding."""
+def test_a_right_kernel_with_a_machine_hazard_is_a_hazard_finding(vadd, monkeypatch, tmp_path):
+    """The plant a waitcnt bug leaves: every s_waitcnt removed. The values still come out right, so it is no wrong
+    result: the verdict is `hazard` (stage machine-code, layer llvm), keyed by the reading instruction, stored in
+    the corpus as a finding of the newest formats and listed apart; the campaign counts it and keeps its spec;
+    its repro cannot test it under the embedded IR executor (exit 125), never "bug absent"."""
     from gfxhound.campaign.record import HAZARD_KERNELS_KEPT, count_machine
     from gfxhound.campaign.stats import Stats
+    from gfxhound.corpus_store import Corpus
+    from gfxhound.families import is_apart
+    from gfxhound.oracle.repro.choose import kind_of
+    from gfxhound.signature import hazard_signature
 
     def plant(text):
         edited, count = re.subn(r"^\s*s_waitcnt\b.*\n", "", text, flags=re.M)
@@ -122,7 +127,12 @@ def test_a_right_kernel_with_a_machine_hazard_is_counted_and_kept(vadd, monkeypa
         return edited
     outcome, execution = _judged(vadd, monkeypatch, plant)
     assert outcome["machine"]["status"] == "hazard", outcome["machine"]
-    assert execution.verdict == "pass" and execution.checks["machine"] == "hazard"
+    assert re.fullmatch(r"[sv]_\w+ reads a register no s_waitcnt retired", outcome["machine"]["key"])
+    assert execution.verdict == "hazard" and execution.stage == "machine-code" and execution.is_bug
+    assert execution.checks["layer"] == "llvm" and execution.checks["machine"] == "hazard"
+    assert execution.signature == hazard_signature("gfx942", outcome["machine"]["key"])[1]
+    assert execution.format == 3 and json.loads(execution.dumps())["verdict"] == "hazard"
+    assert kind_of(execution, vadd, "emulate") == "execute"
     stats = Stats()
     for _ in range(HAZARD_KERNELS_KEPT + 3):
         count_machine(stats, execution, vadd)
@@ -130,6 +140,10 @@ def test_a_right_kernel_with_a_machine_hazard_is_counted_and_kept(vadd, monkeypa
     assert len(stats.machine_hazards) == HAZARD_KERNELS_KEPT
     kept = stats.machine_hazards[0]
     assert kept["spec"] == vadd.to_json() and kept["target"] == "gfx942" and "s_waitcnt" in kept["detail"]
+    corpus = Corpus(tmp_path / "corpus")
+    corpus.record(execution.to_json(), {"spec.json": vadd.dumps()})
+    finding = corpus.get(execution.signature)
+    assert finding.verdict == "hazard" and finding.to_json()["format"] == 4 and is_apart(finding)
 
 
 def test_the_machine_judgement_has_a_time_cap(vadd, monkeypatch):
