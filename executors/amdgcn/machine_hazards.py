@@ -14,7 +14,7 @@ table (MFMA/XDL rows, s_setreg, LDS-direct, M0 before s_sendmsg/GDS, export) is 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gfxhound.executors.amdgcn.asm_operands import Reg, Special
 
@@ -39,6 +39,7 @@ class StepInfo:
     reads: frozenset = frozenset()
     dpp_source: frozenset = frozenset()    # the VGPRs of a DPP op's src0
     nops: int = 1                          # wait states this instruction provides when issued
+    produces: tuple = ()                   # the rules it can start as a producer (read once: step_info)
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,10 @@ def step_info(ins, valu: bool, outputs: int = 1) -> StepInfo:
     lane = frozenset(_regs(ops[2])) if mn in ("v_readlane_b32", "v_writelane_b32") and len(ops) > 2 else frozenset()
     dpp_src = frozenset(_regs(ops[outputs])) if ins.encoding == "dpp" and len(ops) > outputs else frozenset()
     nops = int(ops[0].value) + 1 if mn == "s_nop" and ops else 1
-    return StepInfo(ins.index, mn, valu=valu, dpp=ins.encoding == "dpp", trans=bool(TRANS.match(mn)),
+    info = StepInfo(ins.index, mn, valu=valu, dpp=ins.encoding == "dpp", trans=bool(TRANS.match(mn)),
                     vmem=mn.startswith(VMEM), lane_select=lane, writes=frozenset(writes), reads=frozenset(reads),
                     dpp_source=dpp_src, nops=nops)
+    return replace(info, produces=tuple(r for r in RULES if r.producer(info)))
 
 
 def _sgprs(regs) -> set:
@@ -122,15 +124,14 @@ class WaitStates:
 
     def issue(self, info: StepInfo) -> list:
         broken = []
-        for entry in self.recent:
-            producer, rules, since = entry
-            for rule in rules:
-                if since < rule.waits and rule.consumer(producer, info):
-                    broken.append((rule, producer.index))
-        for entry in self.recent:
-            entry[2] += info.nops
-        self.recent = [e for e in self.recent if e[2] < LONGEST]
-        rules = [r for r in RULES if r.producer(info)]
-        if rules:
-            self.recent.append([info, rules, 0])
+        if self.recent:
+            for entry in self.recent:
+                producer, rules, since = entry
+                for rule in rules:
+                    if since < rule.waits and rule.consumer(producer, info):
+                        broken.append((rule, producer.index))
+                entry[2] += info.nops
+            self.recent = [e for e in self.recent if e[2] < LONGEST]
+        if info.produces:
+            self.recent.append([info, info.produces, 0])
         return broken

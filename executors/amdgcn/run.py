@@ -145,10 +145,28 @@ class GlobalMemory:
     def store(self, addr, nbytes, bits, lanes, instruction=None):
         a, idx, found = self._locate(addr, nbytes, lanes, instruction, True)
         b = np.atleast_1d(np.broadcast_to(np.asarray(bits), np.shape(lanes)))
+        if nbytes <= 8 and b.dtype != object and self._store_at_once(a, idx, found, nbytes, b):
+            return
         for lane in idx:   # ascending lane order: of lanes storing to one address, the highest lane's bytes stay
             r = self.regions[found[lane]]
             off = int(a[lane]) - r.base
             r.data[off:off + nbytes] = np.frombuffer(int(b[lane]).to_bytes(nbytes, "little"), np.uint8)
+
+    def _store_at_once(self, a, idx, found, nbytes, b) -> bool:
+        """Every lane's bytes in one numpy write, where no byte is written by two lanes (then lane order cannot
+        matter); False, with nothing written, where some are."""
+        shifts = np.arange(nbytes, dtype=np.uint64) * np.uint64(8)
+        writes = []
+        for k in set(found[idx].tolist()):
+            r, sel = self.regions[k], idx[found[idx] == k]
+            at = ((a[sel] - np.uint64(r.base)).astype(np.int64)[:, None] + np.arange(nbytes)).ravel()
+            if np.unique(at).size != at.size:
+                return False
+            data = ((b[sel].astype(np.uint64)[:, None] >> shifts) & np.uint64(0xFF)).astype(np.uint8).ravel()
+            writes.append((r, at, data))
+        for r, at, data in writes:
+            r.data[at] = data
+        return True
 
 
 @dataclass

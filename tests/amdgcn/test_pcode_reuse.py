@@ -162,3 +162,23 @@ def test_a_lane_that_faults_faults_as_in_lane_order(reuse):
             op.run(dict(inputs), (1 << 64) - 1, memory=memory)
         after.append((memory.bytes.copy(), memory.stores))
     assert after[0][1] == after[1][1] == 3 and np.array_equal(after[0][0], after[1][0])
+
+
+def test_a_store_writes_every_lane_at_once_with_the_lane_order_bytes(monkeypatch):
+    """run.GlobalMemory.store: lanes on distinct bytes in one write; lanes sharing bytes (the same word, or words
+    two bytes apart) keep the highest lane's bytes, as one lane after another would."""
+    from gfxhound.executors.amdgcn import run
+    bits = RNG.integers(0, 1 << 32, 64, dtype=np.uint64)
+    on = RNG.random(64) < 0.8
+    for addresses in (RNG.permutation(64) * 4, np.arange(64) % 8 * 4, np.arange(64) * 2):
+        kept = []
+        for at_once in (True, False):
+            if not at_once:
+                monkeypatch.setattr(run.GlobalMemory, "_store_at_once", lambda *args: False)
+            memory = run.GlobalMemory()
+            base = memory.map("buffer", np.zeros(512, np.uint8))
+            memory.store(np.uint64(base) + addresses.astype(np.uint64), 4, bits, on)
+            kept.append(memory.region("buffer").data.copy())
+            monkeypatch.undo()
+        assert np.array_equal(kept[0], kept[1])
+        assert kept[0].any()
