@@ -91,7 +91,8 @@ class Op:
     def run(self, inputs: dict, exec_mask=None, memory=None) -> dict:
         key = None
         if REUSE and not self.memory and memory is None:   # a pure function of its inputs: a repeat is a lookup
-            key = RESULTS.key(self.mnemonic, exec_mask if self.lanes else None, inputs)
+            key = RESULTS.key(self, exec_mask if self.lanes else None, inputs)   # the Op, not its name: a
+            # variant (compile_variant) runs another text under the same mnemonic
             out = RESULTS.get(key) if key is not None else None
             if out is not None:
                 return out

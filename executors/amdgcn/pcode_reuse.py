@@ -36,14 +36,16 @@ def _key(value):
 
 
 class Results:
-    """(mnemonic, EXEC, inputs) -> the outputs of a pure instruction's run: arrays kept read-only and handed out
-    as copies, so no caller can change what a later hit returns. Bounded: emptied when full."""
+    """(Op, EXEC, inputs) -> the outputs of a pure instruction's run: arrays kept read-only and handed out as
+    copies, so no caller can change what a later hit returns. The key holds the Op itself (hashed by identity, and
+    kept alive by the key), since two Ops can share a mnemonic (pcode.compile_variant). Bounded: emptied when
+    full."""
 
     def __init__(self, limit: int = 20_000):
         self.limit, self.table, self.hits, self.misses = limit, {}, 0, 0
 
-    def key(self, mnemonic: str, exec_mask, inputs: dict):
-        parts = [mnemonic, None if exec_mask is None else _key(exec_mask)]
+    def key(self, op, exec_mask, inputs: dict):
+        parts = [op, None if exec_mask is None else _key(exec_mask)]
         if exec_mask is not None and parts[1] is None:
             return None
         for name in sorted(inputs):

@@ -182,3 +182,16 @@ def test_a_store_writes_every_lane_at_once_with_the_lane_order_bytes(monkeypatch
             monkeypatch.undo()
         assert np.array_equal(kept[0], kept[1])
         assert kept[0].any()
+
+
+def test_two_texts_under_one_mnemonic_are_two_keys(reuse):
+    """machine_valu.fma_mix runs CDNA's and RDNA3's texts of v_fma_mix_f32 (pcode.compile_variant): one's result
+    must never answer for the other's."""
+    from gfxhound.executors.amdgcn.pcode import compile_variant
+    base = compile_op("v_add_u32")
+    other = compile_variant("v_add_u32", base.text.replace("+", "-"))
+    inputs = {"S0": _lanes(), "S1": _lanes()}
+    reuse(True)
+    added, subtracted = base.run(dict(inputs), 1), other.run(dict(inputs), 1)
+    assert int(added["D0"][0]) == (int(inputs["S0"][0]) + int(inputs["S1"][0])) & 0xFFFFFFFF
+    assert int(subtracted["D0"][0]) == (int(inputs["S0"][0]) - int(inputs["S1"][0])) & 0xFFFFFFFF
