@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gfxhound.corpus_store import Corpus, CorpusError, Finding
+from gfxhound.corpus_store import FINDING_FORMAT, Corpus, CorpusError, Finding
 from gfxhound.corpus_store.migrate import migrate
 from gfxhound.fuzz.forced import forced
 from gfxhound.oracle.memory_model_tables import TABLES
-from gfxhound.records import Execution
+from gfxhound.records import EXECUTION_FORMAT, Execution
 from gfxhound.signature import (GENERIC_HEADERS, NORMALISER_VERSION, headline, normalise, summarise,
                                 wrong_result_signature)
 
@@ -106,13 +106,17 @@ def test_records_of_the_new_verdict_carry_a_format_older_readers_refuse():
     assert run.format == 2 and run.is_bug
     assert Execution(spec_hash="s", target="gfx942", backend="compile", toolchain="t", verdict="ice").format == 1
     with pytest.raises(ValueError, match="newer than this gfxhound"):
-        Execution.from_json(dict(run.to_json(), format=3))
+        Execution.from_json(dict(run.to_json(), format=EXECUTION_FORMAT + 1))
+    hazard = Execution(spec_hash="s", target="gfx942", backend="emulate", toolchain="t", verdict="hazard")
+    assert hazard.format == 3 and hazard.is_bug   # the verdict after `unsupported`: one format later
+    assert Execution.from_json(run.to_json()).format == 2   # an older record reads as it was written
     finding = Finding(signature="a" * 16, verdict="unsupported", stage="llir", message="m", normalised="n",
                       first_seen="t", last_seen="t", count=1, targets=[], toolchains=[])
     assert finding.to_json()["format"] == 3
     assert Finding.from_json(dict(finding.to_json(), verdict="ice")).to_json()["format"] == 2
+    assert Finding.from_json(dict(finding.to_json(), verdict="hazard")).to_json()["format"] == 4
     with pytest.raises(CorpusError, match="upgrade gfxhound"):
-        Finding.from_json(dict(finding.to_json(), format=4))
+        Finding.from_json(dict(finding.to_json(), format=FINDING_FORMAT + 1))
 
 
 def _example_inputs(sig):
