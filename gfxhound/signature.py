@@ -403,28 +403,6 @@ def miscompile_signature(verdict, target, ops, fallback):
     return normalised, signature_hash(verdict, "run", normalised, [])
 
 
-MACHINE_CODE_STAGE = "machine-code"  # a wrong result of LLVM's code for IR the IR executor judged right
-
-
-def machine_code_signature(target, ops, fallback):
-    """An LLVM AMDGPU miscompile met through a Triton kernel (the IR right, its machine code not): provisional, by
-    the target and the kernel's op multiset, apart from Triton's own wrong results by its stage; reduction at
-    the LLVM IR layer regroups it."""
-    assert ops or fallback, "a machine-code signature needs the kernel's ops or a fallback"
-    normalised = f"{target} machine code: " + (" ".join(sorted(ops)) if ops else f"kernel {fallback}")
-    return normalised, signature_hash("miscompile", MACHINE_CODE_STAGE, normalised, [])
-
-
-def hazard_signature(target, key):
-    """A hazard in LLVM's machine code met through a Triton kernel (values right, but a register read before the
-    s_waitcnt that retires its load, or a wait-state row of the ISA guide broken): keyed by the target and the
-    instructions of the first such pair (oracle/emulate_machine.py hazard_key), not the kernel, so one missing
-    wait in LLVM is one finding across kernels."""
-    assert key, "a hazard signature needs the instructions that make it"
-    normalised = f"{target} machine code hazard: {key}"
-    return normalised, signature_hash("hazard", MACHINE_CODE_STAGE, normalised, [])
-
-
 def wrong_result_signature(verdict, target, layer, culprit):
     """An unreduced wrong result's provisional identity: the target, the layer that ran the kernel (device,
     emulate, interpret) and the op behind its first wrong output (oracle/culprit.py), so one bug met through many

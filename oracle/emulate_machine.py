@@ -113,7 +113,7 @@ class MachineKernel:
 
 def hazard_key(kernel, result) -> str:
     """The first hazard the run met, by instructions and not registers or positions, so one hazard bug met
-    through many kernels keys one finding (gfxhound/signature.py hazard_signature): a wait-state row broken,
+    through many kernels keys one finding (gfxhound/signature_machine.py hazard_signature): a wait-state row broken,
     "rule N: producer -> consumer", else "<reader> reads a register no s_waitcnt retired"; "" without one."""
     names = [ins.mnemonic for ins in kernel.instructions]
     if result.wait_hazards:

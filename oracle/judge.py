@@ -112,8 +112,8 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
     regroups it either way."""
     import re
 
-    from gfxhound.signature import MACHINE_CODE_STAGE, hazard_signature, machine_code_signature, \
-        miscompile_signature, wrong_result_signature
+    from gfxhound.signature import miscompile_signature, wrong_result_signature
+    from gfxhound.signature_machine import MACHINE_CODE_STAGE, hazard_signature, machine_code_signature
 
     from .limitations import match
 

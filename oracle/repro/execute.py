@@ -295,7 +295,7 @@ EMULATED_FN = '''def emulated(kernel, launch_args):
 
 def _emulation(execution: dict) -> dict:
     """The template's emulation fields: the executor and compile helpers for an emulate finding, else None."""
-    from gfxhound.signature import MACHINE_CODE_STAGE
+    from gfxhound.signature_machine import MACHINE_CODE_STAGE
     machine_code = execution.get("stage") == MACHINE_CODE_STAGE
     if execution.get("backend") != "emulate":
         return {"arch": execution.get("target"), "emulator": None, "compat": None, "emulate_usage": "",

@@ -119,7 +119,7 @@ def test_a_right_kernel_with_a_machine_hazard_is_a_hazard_finding(vadd, monkeypa
     from gfxhound.corpus_store import Corpus
     from gfxhound.families import is_apart
     from gfxhound.oracle.repro.choose import kind_of
-    from gfxhound.signature import hazard_signature
+    from gfxhound.signature_machine import hazard_signature
 
     def plant(text):
         edited, count = re.subn(r"^\s*s_waitcnt\b.*\n", "", text, flags=re.M)
