@@ -147,7 +147,7 @@ def judge_execute(outcome: dict, spec_hash: str, target: str, toolchain: str, op
                 base["checks"]["machine_detail"] = machine.get("text", "")[:300]
             if machine.get("status") == "hazard":  # right values, code the hardware need not run right: LLVM's
                 base["checks"]["layer"] = "llvm"
-                normalised, signature = hazard_signature(target, machine.get("key") or machine.get("text", ""))
+                normalised, signature = hazard_signature(target, machine["key"])
                 return Execution(verdict="hazard", stage=MACHINE_CODE_STAGE, message=machine.get("text", ""),
                                  normalised=normalised, signature=signature, **base)
             return Execution(verdict="pass", **base)

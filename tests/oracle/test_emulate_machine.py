@@ -140,6 +140,22 @@ def test_a_right_kernel_with_a_machine_hazard_is_a_hazard_finding(vadd, monkeypa
     assert len(stats.machine_hazards) == HAZARD_KERNELS_KEPT
     kept = stats.machine_hazards[0]
     assert kept["spec"] == vadd.to_json() and kept["target"] == "gfx942" and "s_waitcnt" in kept["detail"]
+    from gfxhound.fuzz.render import render
+    from gfxhound.oracle.repro.choose import write_repro
+    caps = assume_all("gfx942")
+    path = tmp_path / "repro.py"
+    path.write_text(write_repro(execution, vadd, render(vadd, caps), caps, backend="emulate",
+                                toolchain="triton-test", timeout_s=300, lld=ENV["TRITON_HIP_LLD_PATH"]))
+    ran = subprocess.run([sys.executable, str(path), "--emulate"], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, **ENV})
+    assert ran.returncode == 125 and "machine code" in ran.stdout + ran.stderr, ran.stdout + ran.stderr
+    # where the kernel runs (an AMD GPU) and its values come out right, as they did when the hazard was found, the
+    # repro cannot call the bug absent: a child that reports right values stands in for that GPU here
+    right = tmp_path / "right.py"
+    right.write_text(path.read_text().replace("def child():\n", "def child():\n    print('gfxhound-result: 0 wrong')"
+                                              "\n    sys.exit(0)\n", 1))
+    ran = subprocess.run([sys.executable, str(right)], capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 125 and "the values are right" in ran.stdout, ran.stdout + ran.stderr
     corpus = Corpus(tmp_path / "corpus")
     corpus.record(execution.to_json(), {"spec.json": vadd.dumps()})
     finding = corpus.get(execution.signature)
